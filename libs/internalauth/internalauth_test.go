@@ -1,0 +1,61 @@
+package internalauth
+
+import (
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/svc-code/svc-code/libs/envconf"
+)
+
+func reader(m map[string]string) *envconf.Reader {
+	return envconf.New(func(k string) string { return m[k] })
+}
+
+func TestLoadFromEnv(t *testing.T) {
+	s, err := Load(reader(map[string]string{EnvVar: "0123456789abcdef-secret"}), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Check("0123456789abcdef-secret") || s.Check("0123456789abcdef-secreT") || s.Check("") {
+		t.Error("Check does not match exactly the secret")
+	}
+	if _, err := Load(reader(map[string]string{EnvVar: "short"}), t.TempDir()); err == nil {
+		t.Error("short secret accepted")
+	}
+}
+
+func TestKeyFileSharedByConcurrentStarters(t *testing.T) {
+	dir := t.TempDir()
+	var wg sync.WaitGroup
+	got := make([]Secret, 8)
+	for i := range got {
+		wg.Go(func() {
+			s, err := Load(reader(nil), dir)
+			if err != nil {
+				t.Error(err)
+			}
+			got[i] = s
+		})
+	}
+	wg.Wait()
+	for i := range got {
+		if got[i].Value() == "" || got[i].Value() != got[0].Value() {
+			t.Fatalf("starter %d got %q, starter 0 got %q", i, got[i].Value(), got[0].Value())
+		}
+	}
+	st, err := os.Stat(filepath.Join(dir, "internal.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("key file mode = %v, want 0600", st.Mode().Perm())
+	}
+}
+
+func TestZeroSecretMatchesNothing(t *testing.T) {
+	if (Secret{}).Check("") {
+		t.Error("empty secret matched an empty header")
+	}
+}
