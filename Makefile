@@ -1,0 +1,128 @@
+# svc-code: build, run and test everything from the repository root.
+#
+# The modules are tied together by go.work. `go test ./...` fails at the root of a
+# workspace, so every target goes through the list of module directories instead.
+
+SHELL := bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := build
+
+GO ?= go
+BIN := bin
+CMDS := ./services/gateway/cmd/gateway ./services/chat/cmd/chat \
+	./services/terminal/cmd/terminal ./services/shadow/cmd/shadow \
+	./services/analytics/cmd/analytics
+# Shell command printing "<dir>/..." for every module of the workspace.
+MODULE_PKGS := $(GO) list -m -f '{{.Dir}}/...'
+
+# The integration tests run against real servers; these are the local ones.
+export TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
+export TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
+
+.PHONY: build run test test-deps check vet fmt-check passwd bench clean compose-check
+
+# build: compile the five services into bin/
+build:
+	$(GO) build -o $(BIN)/ $(CMDS)
+
+# run: start PostgreSQL and Redis if needed, provision, build, serve on 127.0.0.1:8765
+run:
+	bash deploy/scripts/run.sh
+
+# test: every module, with -race, against the PostgreSQL and Redis above
+test: test-deps
+	pkgs=$$($(MODULE_PKGS)); $(GO) test -race -count=1 $$pkgs
+
+# Fails (so the tests fail rather than skip) when either server is unreachable.
+test-deps:
+	@DATABASE_URL="$$TEST_DATABASE_URL" REDIS_URL="$$TEST_REDIS_URL" \
+		bash deploy/scripts/ensure-deps.sh --check
+
+# check: formatting, vet and the tests
+check: fmt-check vet test
+
+vet:
+	pkgs=$$($(MODULE_PKGS)); $(GO) vet $$pkgs
+
+# fmt-check: fail if gofmt would change any Go file (testdata and vendor excluded)
+fmt-check:
+	@dirs=$$($(GO) list -m -f '{{.Dir}}'); \
+	files=$$(find $$dirs -name '*.go' -not -path '*/testdata/*' -not -path '*/vendor/*' \
+		-not -path '*/node_modules/*'); \
+	bad=$$(if [[ -n $$files ]]; then gofmt -l $$files; fi); \
+	if [[ -n $$bad ]]; then echo "gofmt -l lists files to format (run gofmt -w on them):"; \
+		echo "$$bad"; exit 1; fi
+
+# passwd: rotate the gateway password (reads the new one from stdin, or generates one)
+passwd:
+	$(GO) build -o $(BIN)/ ./services/gateway/cmd/gateway
+	$(BIN)/gateway passwd
+
+# bench: run the benchmark suite, which writes BENCHMARKS.md at the repository root
+bench:
+	$(GO) run ./bench/cmd/bench $(BENCH_ARGS)
+
+clean:
+	rm -rf $(BIN)
+
+# compose-check: validate docker-compose.yml without a Docker engine
+compose-check:
+	@if docker compose version >/dev/null 2>&1; then \
+		echo "docker compose config -q"; docker compose config -q; \
+	elif command -v docker-compose >/dev/null 2>&1; then \
+		echo "docker-compose config -q"; docker-compose config -q; \
+	else \
+		echo "no docker compose here: checking the file's structure only"; \
+	fi
+	@python3 -c 'import yaml' 2>/dev/null || { \
+		echo "compose-check needs PyYAML: apt-get install -y python3-yaml"; exit 1; }
+	@python3 -c "$$COMPOSE_CHECK_PY" docker-compose.yml
+
+# Structural checks that hold whatever the compose tool: every service is there, builds
+# from a Dockerfile that exists, has a healthcheck, waits for healthy dependencies, and
+# only the gateway publishes a port (on loopback).
+define COMPOSE_CHECK_PY
+import os, sys, yaml
+path = sys.argv[1]
+doc = yaml.safe_load(open(path))
+errs = []
+services = doc.get("services") or {}
+want = {"postgres", "redis", "gateway", "chat", "terminal", "shadow", "analytics"}
+if set(services) != want:
+    errs.append(f"services are {sorted(services)}, want {sorted(want)}")
+volumes = set((doc.get("volumes") or {}).keys())
+for name, svc in services.items():
+    if not (svc.get("healthcheck") or {}).get("test"):
+        errs.append(f"{name}: no healthcheck test")
+    build = svc.get("build")
+    if build is not None:
+        df = os.path.join(build.get("context", "."), build.get("dockerfile", "Dockerfile"))
+        if not os.path.isfile(df):
+            errs.append(f"{name}: {df} does not exist")
+    elif "image" not in svc:
+        errs.append(f"{name}: neither image nor build")
+    deps = svc.get("depends_on") or {}
+    for dep, cond in (deps.items() if isinstance(deps, dict) else []):
+        if dep not in services:
+            errs.append(f"{name}: depends on unknown service {dep}")
+        if (cond or {}).get("condition") != "service_healthy":
+            errs.append(f"{name}: depends on {dep} without condition service_healthy")
+    for vol in svc.get("volumes") or []:
+        src = vol.split(":")[0] if isinstance(vol, str) else vol.get("source", "")
+        if src.startswith((".", "/")):
+            if not os.path.exists(src):
+                errs.append(f"{name}: bind mount {src} does not exist")
+        elif src and src not in volumes:
+            errs.append(f"{name}: volume {src} is not declared")
+    ports = svc.get("ports") or []
+    if name != "gateway" and ports:
+        errs.append(f"{name}: publishes {ports}; only the gateway may")
+    if name == "gateway" and not all(str(p).startswith("127.0.0.1:") for p in ports):
+        errs.append(f"gateway: publishes {ports} beyond loopback")
+for e in errs:
+    print(f"{path}: {e}", file=sys.stderr)
+if errs:
+    sys.exit(1)
+print(f"{path}: {len(services)} services look right")
+endef
+export COMPOSE_CHECK_PY

@@ -1,0 +1,27 @@
+# svc-code terminal. Build from the repository root:
+#   docker build -f deploy/docker/terminal.Dockerfile .
+FROM golang:1.26 AS build
+WORKDIR /src
+# Module files first, so the download layer is reused until a go.mod or go.sum changes
+# (the globs also match when a module has no go.sum yet).
+COPY libs/go.* libs/
+COPY services/terminal/go.* services/terminal/
+RUN cd services/terminal && GOWORK=off go mod download
+COPY libs/ libs/
+COPY services/terminal/ services/terminal/
+RUN cd services/terminal && CGO_ENABLED=0 GOWORK=off go build -trimpath -ldflags='-s -w' -o /out/terminal ./cmd/terminal
+
+# terminal runs git and shells, so it gets a small Debian rather than distroless.
+FROM debian:bookworm-slim
+RUN apt-get update \
+	&& apt-get install -y --no-install-recommends bash git ca-certificates \
+	&& rm -rf /var/lib/apt/lists/* \
+	&& groupadd --gid 65532 nonroot \
+	&& useradd --uid 65532 --gid 65532 --create-home --home-dir /home/nonroot --shell /bin/bash nonroot \
+	&& install -d -o 65532 -g 65532 -m 0700 /data
+COPY --from=build /out/terminal /app/terminal
+# Same user id as the distroless images, so all services can share the data volume.
+ENV SVC_CODE_HOME=/data HOME=/home/nonroot SHELL=/bin/bash
+USER nonroot:nonroot
+WORKDIR /home/nonroot
+ENTRYPOINT ["/app/terminal"]
