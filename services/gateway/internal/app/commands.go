@@ -1,0 +1,101 @@
+package app
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/svc-code/svc-code/libs/configfile"
+	"github.com/svc-code/svc-code/services/gateway/internal/credential"
+)
+
+// Passwd sets a new password: typed twice at a terminal, read from the
+// first line of stdin otherwise; empty means generate one. Both epochs and
+// the API token are reset, so every browser and script must sign in again;
+// running gateways notice within a second.
+func Passwd(cfg Config, in *os.File, out io.Writer) error {
+	pw, err := readNewPassword(in, out)
+	if err != nil {
+		return err
+	}
+	pw, _, err = credential.Rotate(configfile.New(cfg.ConfigPath), pw, cfg.HashParams)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "svc-code: password changed. Every browser session and API token is now void.\n")
+	fmt.Fprintf(out, "svc-code: new password: %s\n", pw)
+	fmt.Fprintf(out, "svc-code: the new API token is the api_token line of %s\n", cfg.ConfigPath)
+	return nil
+}
+
+func readNewPassword(in *os.File, out io.Writer) (string, error) {
+	if term.IsTerminal(int(in.Fd())) {
+		fmt.Fprint(out, "New password (empty to generate one): ")
+		a, err := term.ReadPassword(int(in.Fd()))
+		fmt.Fprintln(out)
+		if err != nil {
+			return "", err
+		}
+		if len(a) == 0 {
+			return "", nil
+		}
+		fmt.Fprint(out, "Again: ")
+		b, err := term.ReadPassword(int(in.Fd()))
+		fmt.Fprintln(out)
+		if err != nil {
+			return "", err
+		}
+		if string(a) != string(b) {
+			return "", errors.New("the two passwords differ; nothing changed")
+		}
+		return checkPassword(string(a))
+	}
+	line, err := bufio.NewReader(in).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", err
+	}
+	return checkPassword(strings.TrimRight(line, "\r\n"))
+}
+
+func checkPassword(pw string) (string, error) {
+	if pw != "" && len(pw) < 8 {
+		return "", errors.New("a password must be at least 8 characters; nothing changed")
+	}
+	return pw, nil
+}
+
+// Healthcheck asks the local gateway's /health (for container health
+// checks, where no curl is installed).
+func Healthcheck(ctx context.Context, cfg Config) error {
+	host, port, err := net.SplitHostPort(cfg.Addr)
+	if err != nil {
+		return err
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+net.JoinHostPort(host, port)+"/health", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("healthcheck: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("healthcheck: /health answered %d", resp.StatusCode)
+	}
+	return nil
+}

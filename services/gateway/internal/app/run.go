@@ -1,0 +1,109 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/svc-code/svc-code/libs/configfile"
+	"github.com/svc-code/svc-code/libs/datahome"
+	"github.com/svc-code/svc-code/libs/envconf"
+	"github.com/svc-code/svc-code/libs/internalauth"
+	"github.com/svc-code/svc-code/libs/redisx"
+	"github.com/svc-code/svc-code/services/gateway/internal/credential"
+	"github.com/svc-code/svc-code/services/gateway/internal/proxy"
+	"github.com/svc-code/svc-code/services/gateway/internal/server"
+	"github.com/svc-code/svc-code/services/gateway/internal/throttle"
+)
+
+// Run serves the gateway until ctx is cancelled, then shuts down within
+// cfg.ShutdownTimeout: it stops accepting, closes the WebSocket tunnels
+// with 1001, and closes Redis last.
+func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
+	home, err := datahome.Ensure(cfg.getenv)
+	if err != nil {
+		return err
+	}
+	secret, err := internalauth.Load(envconf.New(cfg.getenv), home)
+	if err != nil {
+		return err
+	}
+	rdb, err := redisx.Connect(ctx, cfg.RedisURL)
+	if err != nil {
+		return fmt.Errorf("%w (the gateway mirrors credential epochs in Redis; start Redis or set REDIS_URL)", err)
+	}
+	defer func() { _ = rdb.Close() }()
+
+	store, generated, err := credential.Open(ctx, credential.Options{
+		File:   configfile.New(cfg.ConfigPath),
+		Redis:  rdb,
+		Keys:   redisx.Keys{Prefix: cfg.RedisPrefix},
+		Log:    log,
+		Params: cfg.HashParams,
+		Poll:   cfg.Poll,
+	}, cfg.FirstPassword)
+	if err != nil {
+		return err
+	}
+	if generated != "" {
+		fmt.Fprintf(cfg.PasswordOut, "\nsvc-code: first start; your password is: %s\n"+
+			"svc-code: it is shown only this once. Change it with `make passwd` (bin/gateway passwd).\n\n", generated)
+	}
+
+	ln := cfg.Listener
+	if ln == nil {
+		if ln, err = net.Listen("tcp", cfg.Addr); err != nil {
+			return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+		}
+	}
+	px := proxy.New(secret, log)
+	srv, err := server.New(server.Deps{
+		Store:     store,
+		Proxy:     px,
+		Backends:  cfg.Backends,
+		Secret:    secret,
+		Log:       log,
+		Version:   cfg.version(),
+		Instance:  instanceID(),
+		Started:   time.Now(),
+		BodyLimit: cfg.BodyLimit,
+		Limiter:   throttle.New(),
+	})
+	if err != nil {
+		return err
+	}
+
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		store.Run(gctx)
+		return nil
+	})
+	g.Go(func() error {
+		log.Info("gateway_listening", "addr", ln.Addr().String(), "config", cfg.ConfigPath)
+		if err := srv.App().Listener(ln); err != nil && !errors.Is(err, net.ErrClosed) {
+			return fmt.Errorf("serve: %w", err)
+		}
+		return nil
+	})
+	g.Go(func() error {
+		<-gctx.Done()
+		px.Tunnels().Shutdown(cfg.ShutdownTimeout / 2)
+		if err := srv.App().ShutdownWithTimeout(cfg.ShutdownTimeout / 2); err != nil {
+			log.Warn("shutdown_incomplete", "err", err)
+		}
+		return nil
+	})
+	err = g.Wait()
+	log.Info("gateway_stopped")
+	return err
+}
+
+func instanceID() string {
+	return strconv.FormatInt(time.Now().UnixNano()%(1<<40), 36)
+}

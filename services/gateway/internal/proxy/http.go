@@ -1,0 +1,202 @@
+// Package proxy forwards authenticated requests to the backend services:
+// plain HTTP with the response streamed through (never buffered whole), and
+// WebSocket upgrades tunnelled over a spliced TCP connection. It adds the
+// internal credential and strips the client's credentials and any
+// internal header a client tried to send.
+package proxy
+
+import (
+	"bytes"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
+
+	"github.com/svc-code/svc-code/libs/internalauth"
+	"github.com/svc-code/svc-code/libs/protocol"
+)
+
+// CookieName is the browser credential, never forwarded to a backend.
+const CookieName = "svc_auth"
+
+// Meta is what the gateway tells the backend about the request.
+type Meta struct {
+	AuthKind  string
+	RequestID string
+}
+
+// Proxy forwards requests to backends.
+type Proxy struct {
+	secret           internalauth.Secret
+	log              *slog.Logger
+	client           *fasthttp.Client
+	dialTimeout      time.Duration
+	handshakeTimeout time.Duration
+	tunnels          *Registry
+}
+
+// New returns a proxy that authenticates to backends with secret.
+func New(secret internalauth.Secret, log *slog.Logger) *Proxy {
+	dialer := &fasthttp.TCPDialer{Concurrency: 0}
+	return &Proxy{
+		secret: secret,
+		log:    log,
+		client: &fasthttp.Client{
+			Name:                          "svc-code-gateway",
+			NoDefaultUserAgentHeader:      true,
+			StreamResponseBody:            true,
+			DisableHeaderNamesNormalizing: true,
+			DisablePathNormalizing:        true,
+			MaxConnsPerHost:               1024,
+			MaxIdleConnDuration:           30 * time.Second,
+			ReadBufferSize:                16 << 10,
+			Dial: func(addr string) (net.Conn, error) {
+				return dialer.DialTimeout(addr, 5*time.Second)
+			},
+		},
+		dialTimeout:      5 * time.Second,
+		handshakeTimeout: 15 * time.Second,
+		tunnels:          NewRegistry(),
+	}
+}
+
+// Tunnels is the registry of open WebSocket tunnels.
+func (p *Proxy) Tunnels() *Registry { return p.tunnels }
+
+// hopHeaders are connection-scoped and never forwarded (RFC 9110 §7.6.1).
+var hopHeaders = []string{
+	"Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization",
+	"Proxy-Connection", "Te", "Trailer", "Transfer-Encoding", "Upgrade",
+}
+
+// strippedRequestHeader reports whether a client header must not reach a
+// backend: credentials, and any header in the gateway's own namespace.
+func strippedRequestHeader(k []byte) bool {
+	return len(k) >= 6 && strings.EqualFold(string(k[:6]), "x-svc-") ||
+		strings.EqualFold(string(k), "Authorization") ||
+		strings.EqualFold(string(k), "X-Forwarded-For") ||
+		strings.EqualFold(string(k), "X-Forwarded-Host") ||
+		strings.EqualFold(string(k), "X-Forwarded-Proto") ||
+		strings.EqualFold(string(k), "Forwarded") ||
+		strings.EqualFold(string(k), protocol.HeaderRequestID)
+}
+
+func (p *Proxy) setForwardHeaders(set func(k, v string), c *fiber.Ctx, m Meta) {
+	set(protocol.HeaderInternal, p.secret.Value())
+	set(protocol.HeaderAuthKind, m.AuthKind)
+	set(protocol.HeaderRequestID, m.RequestID)
+	set("X-Forwarded-For", c.Context().RemoteIP().String())
+	set("X-Forwarded-Host", string(c.Request().Host()))
+	set("X-Forwarded-Proto", c.Protocol())
+}
+
+// requestURI is the path and query sent to the backend: the normalised
+// path the auth rules saw, and the query without tkn.
+func requestURI(c *fiber.Ctx) []byte {
+	u := c.Request().URI()
+	var b bytes.Buffer
+	b.Write(u.Path())
+	q := u.QueryString()
+	if len(q) == 0 {
+		return b.Bytes()
+	}
+	if u.QueryArgs().Has("tkn") {
+		args := fasthttp.AcquireArgs()
+		defer fasthttp.ReleaseArgs(args)
+		u.QueryArgs().CopyTo(args)
+		args.Del("tkn")
+		q = args.QueryString()
+	}
+	if len(q) > 0 {
+		b.WriteByte('?')
+		b.Write(q)
+	}
+	return b.Bytes()
+}
+
+// HTTP forwards the request to target (host:port) and streams the answer.
+func (p *Proxy) HTTP(c *fiber.Ctx, service, target string, m Meta) error {
+	req := fasthttp.AcquireRequest()
+	resp := fasthttp.AcquireResponse()
+	in := c.Request()
+
+	req.Header.DisableNormalizing()
+	req.Header.SetMethodBytes(in.Header.Method())
+	req.SetRequestURIBytes(requestURI(c))
+	req.URI().DisablePathNormalizing = true
+	req.URI().SetScheme("http")
+	req.URI().SetHost(target)
+	in.Header.VisitAll(func(k, v []byte) {
+		if strippedRequestHeader(k) || strings.EqualFold(string(k), "Host") || strings.EqualFold(string(k), "Content-Length") {
+			return
+		}
+		req.Header.AddBytesKV(k, v)
+	})
+	for _, h := range hopHeaders {
+		req.Header.Del(h)
+	}
+	req.Header.DelCookie(CookieName)
+	if len(req.Header.Peek("Cookie")) == 0 {
+		req.Header.Del("Cookie")
+	}
+	p.setForwardHeaders(req.Header.Set, c, m)
+	req.SetBodyRaw(in.Body())
+
+	err := p.client.Do(req, resp)
+	fasthttp.ReleaseRequest(req)
+	if err != nil {
+		fasthttp.ReleaseResponse(resp)
+		p.log.Warn("backend_unreachable", "backend", service, "err", err, "request_id", m.RequestID)
+		return &protocol.Error{Code: protocol.CodeUnavailable, Message: "the " + service + " service is not reachable", Status: fiber.StatusBadGateway}
+	}
+
+	out := &c.Response().Header
+	out.SetStatusCode(resp.StatusCode())
+	resp.Header.VisitAll(func(k, v []byte) {
+		if strings.EqualFold(string(k), "Content-Length") {
+			return
+		}
+		out.AddBytesKV(k, v)
+	})
+	for _, h := range hopHeaders {
+		out.Del(h)
+	}
+	if ct := resp.Header.ContentType(); len(ct) > 0 {
+		out.SetContentTypeBytes(ct)
+	}
+
+	if bs := resp.BodyStream(); bs != nil {
+		size := resp.Header.ContentLength()
+		if size < 0 {
+			size = -1
+		}
+		c.Response().SetBodyStream(&streamBody{r: bs, resp: resp}, size)
+		return nil
+	}
+	c.Response().SetBody(resp.Body())
+	fasthttp.ReleaseResponse(resp)
+	return nil
+}
+
+// streamBody hands the backend's body to the client's response and frees
+// the backend response (returning its connection to the pool) when done.
+type streamBody struct {
+	r    io.Reader
+	resp *fasthttp.Response
+	once sync.Once
+}
+
+func (s *streamBody) Read(p []byte) (int, error) { return s.r.Read(p) }
+
+func (s *streamBody) Close() error {
+	s.once.Do(func() {
+		_ = s.resp.CloseBodyStream()
+		fasthttp.ReleaseResponse(s.resp)
+	})
+	return nil
+}

@@ -1,0 +1,160 @@
+package server
+
+import (
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/svc-code/svc-code/libs/protocol"
+	"github.com/svc-code/svc-code/services/gateway/internal/credential"
+	"github.com/svc-code/svc-code/services/gateway/internal/proxy"
+)
+
+const maxPasswordLen = 1024
+
+type loginView struct {
+	Next  string
+	Error string
+}
+
+func (s *Server) renderLogin(c *fiber.Ctx, status int, v loginView) error {
+	c.Status(status)
+	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
+	c.Set(fiber.HeaderContentSecurityPolicy, "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return s.login.Execute(c.Response().BodyWriter(), v)
+}
+
+// loginPage is a plain HTML form: it works without JavaScript.
+func (s *Server) loginPage(c *fiber.Ctx) error {
+	v := loginView{Next: safeNext(c.Query("next"))}
+	switch c.Query("error") {
+	case "":
+	case "throttled":
+		v.Error = "Too many attempts. Wait a little and try again."
+	default:
+		v.Error = "Wrong password."
+	}
+	return s.renderLogin(c, fiber.StatusOK, v)
+}
+
+// loginSubmit checks the password, sent as JSON {"password"} or as the
+// login form, with throttling per client address.
+func (s *Server) loginSubmit(c *fiber.Ctx) error {
+	form := isForm(c)
+	var password, next string
+	switch {
+	case form:
+		password, next = c.FormValue("password"), safeNext(c.FormValue("next"))
+	default:
+		var body struct {
+			Password *string `json:"password"`
+		}
+		if err := decodeJSON(c, &body); err != nil {
+			return err
+		}
+		if body.Password == nil {
+			return protocol.Errorf(protocol.CodeBadRequest, "the body must be {\"password\": \"...\"}")
+		}
+		password = *body.Password
+	}
+	if password == "" || len(password) > maxPasswordLen {
+		if form {
+			return s.renderLogin(c, fiber.StatusBadRequest, loginView{Next: next, Error: "Enter the password."})
+		}
+		return protocol.Errorf(protocol.CodeBadRequest, "password must be 1 to %d bytes", maxPasswordLen)
+	}
+
+	client := c.Context().RemoteIP().String()
+	if ok, wait := s.d.Limiter.Allow(client); !ok {
+		return s.throttled(c, form, next, wait)
+	}
+	s.verify <- struct{}{}
+	ok, err := s.d.Store.CheckPassword(password)
+	<-s.verify
+	if err != nil {
+		return err
+	}
+	if !ok {
+		if wait := s.d.Limiter.Fail(client); wait > 0 {
+			s.d.Log.Warn("login_throttled", "client", client, "wait", wait.String())
+		}
+		if form {
+			return s.renderLogin(c, fiber.StatusUnauthorized, loginView{Next: next, Error: "Wrong password."})
+		}
+		return &protocol.Error{Code: protocol.CodeInvalidPassword, Message: "wrong password"}
+	}
+	s.d.Limiter.Succeed(client)
+	value, ttl, err := s.d.Store.IssueCookie()
+	if err != nil {
+		return err
+	}
+	c.Cookie(&fiber.Cookie{
+		Name:     proxy.CookieName,
+		Value:    value,
+		Path:     "/",
+		MaxAge:   int(ttl / time.Second),
+		Expires:  time.Now().Add(ttl),
+		HTTPOnly: true,
+		Secure:   c.Protocol() == "https",
+		SameSite: fiber.CookieSameSiteLaxMode,
+	})
+	s.d.Log.Info("login_succeeded", "client", client)
+	if form {
+		return c.Redirect(next, fiber.StatusSeeOther)
+	}
+	return c.JSON(fiber.Map{"ok": true})
+}
+
+func (s *Server) throttled(c *fiber.Ctx, form bool, next string, wait time.Duration) error {
+	c.Set(fiber.HeaderRetryAfter, retryAfter(wait))
+	if form {
+		return s.renderLogin(c, fiber.StatusTooManyRequests, loginView{Next: next, Error: "Too many attempts. Try again in " + retryAfter(wait) + " s."})
+	}
+	return &protocol.Error{Code: protocol.CodeTooManyAttempts, Message: "too many failed attempts; retry after " + retryAfter(wait) + " s"}
+}
+
+// logout clears the cookie. It needs no credential, so a browser with a
+// stale cookie can always get rid of it.
+func (s *Server) logout(c *fiber.Ctx) error {
+	c.Cookie(&fiber.Cookie{
+		Name:     proxy.CookieName,
+		Value:    "",
+		Path:     "/",
+		MaxAge:   -1,
+		Expires:  time.Unix(0, 0),
+		HTTPOnly: true,
+		Secure:   c.Protocol() == "https",
+		SameSite: fiber.CookieSameSiteLaxMode,
+	})
+	if isForm(c) || strings.Contains(c.Get(fiber.HeaderAccept), "text/html") && !isJSON(c) {
+		return c.Redirect("/login", fiber.StatusSeeOther)
+	}
+	return c.JSON(fiber.Map{"ok": true})
+}
+
+// revoke bumps the epoch of one scope: browsers (every svc_auth cookie) or
+// scripts (every API token, Bearer and tkn, the caller's included).
+func (s *Server) revoke(c *fiber.Ctx) error {
+	var body struct {
+		Scope *string `json:"scope"`
+	}
+	if err := decodeJSON(c, &body); err != nil {
+		return err
+	}
+	if body.Scope == nil {
+		return protocol.Errorf(protocol.CodeBadRequest, "the body must be {\"scope\": \"browsers\" | \"scripts\"}")
+	}
+	scope := credential.Scope(*body.Scope)
+	if scope != credential.ScopeBrowsers && scope != credential.ScopeScripts {
+		return protocol.Errorf(protocol.CodeBadRequest, "unknown scope %q: use \"browsers\" or \"scripts\"", *body.Scope)
+	}
+	e, err := s.d.Store.Revoke(c.UserContext(), scope)
+	if err != nil {
+		return err
+	}
+	id, _ := c.Locals(localIdentity).(credential.Identity)
+	s.d.Log.Info("credentials_revoked", "scope", string(scope), "by", string(id.Kind), "cookie_epoch", e.Cookie, "bearer_epoch", e.Bearer)
+	return c.JSON(fiber.Map{"ok": true, "scope": string(scope), "cookie_epoch": e.Cookie, "bearer_epoch": e.Bearer})
+}
