@@ -39,7 +39,13 @@ func IsPublic(path string) bool {
 
 // headers sets the security headers on every answer and gives the request
 // an id.
+//
+// It also replaces fiber's raw path with fasthttp's normalised one (dot
+// segments resolved, percent-escapes decoded, slashes collapsed), so that
+// the allowlist, the routes and the proxy all see the path that is
+// forwarded: /instance-icons/../api/info is /api/info everywhere.
 func (s *Server) headers(c *fiber.Ctx) error {
+	c.Path(string(c.Request().URI().Path()))
 	c.Locals(localRequestID, s.instanceRequestID())
 	err := c.Next()
 	h := &c.Response().Header
