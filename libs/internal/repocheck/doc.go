@@ -1,0 +1,4 @@
+// Package repocheck holds tests of rules that span the whole workspace:
+// every package says what it is for, and the shared libs stay free of the
+// web framework. It has no code of its own.
+package repocheck
