@@ -1,0 +1,41 @@
+// Package app wires terminal together: LoadConfig reads the environment
+// once, and Run connects to Redis and serves the HTTP API until its context
+// ends. It is the only place that knows how the parts fit.
+package app
+
+import (
+	"net"
+
+	"github.com/svc-code/svc-code/libs/envconf"
+	"github.com/svc-code/svc-code/libs/svcenv"
+)
+
+// Variables read by LoadConfig besides svcenv's.
+const (
+	EnvAddr     = "TERMINAL_ADDR"
+	DefaultAddr = "127.0.0.1:8772"
+)
+
+// Config is terminal's configuration.
+type Config struct {
+	svcenv.Common
+	// Addr is the listen address (host:port).
+	Addr string
+	// Listener, when set, is served instead of listening on Addr: tests pass
+	// one bound to 127.0.0.1:0 to learn the address. Run closes it.
+	Listener net.Listener
+}
+
+// LoadConfig reads the configuration through getenv, reporting every
+// problem at once.
+func LoadConfig(getenv func(string) string) (Config, error) {
+	r := envconf.New(getenv)
+	cfg := Config{
+		Common: svcenv.LoadCommon(r),
+		Addr:   r.String(EnvAddr, DefaultAddr),
+	}
+	if _, _, err := net.SplitHostPort(cfg.Addr); err != nil {
+		r.Fail("%s=%q: want host:port", EnvAddr, cfg.Addr)
+	}
+	return cfg, r.Err()
+}
