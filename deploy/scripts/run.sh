@@ -238,8 +238,8 @@ cat <<EOF
   Password  the first start generates one and the gateway prints it once, above.
             To choose it on a first start: SVC_CODE_PASSWORD=... make run
             To change it later: make passwd
-  API       TOKEN=\$(grep '^api_token:' $CONFIG_SHOWN | awk '{print \$2}' | tr -d '"')
-            curl -H "Authorization: Bearer \$TOKEN" $BASE_URL/api/sessions
+  API       TOKEN=\$(sed -n 's/^api_token: //p' $CONFIG_SHOWN)
+            curl -s -H @- $BASE_URL/api/info <<<"Authorization: Bearer \$TOKEN"
   Logs      $LOG_DIR/<service>.log
   Stop      Ctrl-C
 
