@@ -11,4 +11,7 @@ const (
 	HeaderAuthKind = "X-Svc-Auth-Kind"
 	// HeaderRequestID correlates the gateway's and the backend's logs.
 	HeaderRequestID = "X-Request-Id"
+	// HeaderTerminalLostHost names the dead terminal host a session's PTY
+	// was on, when the gateway sends the session to another host.
+	HeaderTerminalLostHost = "X-Svc-Terminal-Lost-Host"
 )

@@ -16,6 +16,7 @@ import (
 	"github.com/svc-code/svc-code/libs/envconf"
 	"github.com/svc-code/svc-code/libs/internalauth"
 	"github.com/svc-code/svc-code/libs/redisx"
+	"github.com/svc-code/svc-code/libs/termhosts"
 	"github.com/svc-code/svc-code/services/gateway/internal/credential"
 	"github.com/svc-code/svc-code/services/gateway/internal/proxy"
 	"github.com/svc-code/svc-code/services/gateway/internal/server"
@@ -74,6 +75,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		Started:   time.Now(),
 		BodyLimit: cfg.BodyLimit,
 		Limiter:   throttle.New(),
+		Terminals: termhosts.New(rdb, redisx.Keys{Prefix: cfg.RedisPrefix}),
 	})
 	if err != nil {
 		return err

@@ -28,6 +28,9 @@ const CookieName = "svc_auth"
 type Meta struct {
 	AuthKind  string
 	RequestID string
+	// Headers are extra X-Svc-* headers from the routing decision (for
+	// example the terminal host a session was lost on).
+	Headers map[string]string
 }
 
 // Proxy forwards requests to backends.
@@ -93,6 +96,9 @@ func (p *Proxy) setForwardHeaders(set func(k, v string), c *fiber.Ctx, m Meta) {
 	set("X-Forwarded-For", c.Context().RemoteIP().String())
 	set("X-Forwarded-Host", string(c.Request().Host()))
 	set("X-Forwarded-Proto", c.Protocol())
+	for k, v := range m.Headers {
+		set(k, v)
+	}
 }
 
 // requestURI is the path and query sent to the backend: the normalised

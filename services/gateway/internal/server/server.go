@@ -18,6 +18,7 @@ import (
 
 	"github.com/svc-code/svc-code/libs/internalauth"
 	"github.com/svc-code/svc-code/libs/protocol"
+	"github.com/svc-code/svc-code/libs/termhosts"
 	"github.com/svc-code/svc-code/services/gateway/internal/credential"
 	"github.com/svc-code/svc-code/services/gateway/internal/origin"
 	"github.com/svc-code/svc-code/services/gateway/internal/proxy"
@@ -39,6 +40,9 @@ type Deps struct {
 	Started   time.Time
 	BodyLimit int
 	Limiter   *throttle.Limiter
+	// Terminals is the terminal host registry; nil routes every terminal
+	// request to Backends["terminal"].
+	Terminals *termhosts.Registry
 }
 
 // Server is the gateway's fiber application.
@@ -150,12 +154,19 @@ func (s *Server) dispatch(c *fiber.Ctx) error {
 	if svc == "" {
 		return s.static(c)
 	}
-	target, ok := s.d.Backends[svc]
-	if !ok || target == "" {
+	target := s.d.Backends[svc]
+	var headers map[string]string
+	if svc == route.Terminal {
+		var err error
+		if target, headers, err = s.terminalTarget(c); err != nil {
+			return err
+		}
+	}
+	if target == "" {
 		return &protocol.Error{Code: protocol.CodeUnavailable, Message: "the " + svc + " service is not configured", Status: fiber.StatusBadGateway}
 	}
 	id, _ := c.Locals(localIdentity).(credential.Identity)
-	m := proxy.Meta{AuthKind: string(id.Kind), RequestID: requestID(c)}
+	m := proxy.Meta{AuthKind: string(id.Kind), RequestID: requestID(c), Headers: headers}
 	if proxy.IsUpgrade(c) {
 		return s.d.Proxy.WebSocket(c, svc, target, m, id)
 	}

@@ -1,0 +1,76 @@
+package app
+
+import (
+	"context"
+	"net/http"
+	"testing"
+
+	"github.com/svc-code/svc-code/libs/protocol"
+	"github.com/svc-code/svc-code/libs/redisx"
+	"github.com/svc-code/svc-code/libs/termhosts"
+)
+
+// TestTerminalRoutingByHost registers two terminal hosts the way terminal
+// instances do and checks that the gateway sends each session to the host
+// holding it, new sessions to the least loaded one, and a session of a
+// dead host elsewhere with the lost host named.
+func TestTerminalRoutingByHost(t *testing.T) {
+	g := startGateway(t)
+	hostA, hostB := newBackend(t), newBackend(t)
+	rdb, err := redisx.Connect(context.Background(), redisURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdb.Close()
+	reg := termhosts.New(rdb, redisx.Keys{Prefix: g.prefix})
+	ctx := context.Background()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(reg.Announce(ctx, termhosts.Host{ID: "a", URL: hostA.srv.URL, Terminals: 5}))
+	must(reg.Announce(ctx, termhosts.Host{ID: "b", URL: hostB.srv.URL, Terminals: 1}))
+	must(reg.Claim(ctx, "held-by-a", "a"))
+	tok := g.token()
+
+	ws := func(session string) {
+		t.Helper()
+		c, _, err := g.dialWS("/ws/terminal?session="+session, http.Header{"Authorization": {"Bearer " + tok}})
+		if err != nil {
+			t.Fatalf("dial %s: %v", session, err)
+		}
+		c.Close()
+	}
+	ws("held-by-a")
+	if hostA.hits.Load() != 1 || hostB.hits.Load() != 0 {
+		t.Fatalf("held session: host a %d, host b %d hits; want it on a", hostA.hits.Load(), hostB.hits.Load())
+	}
+	ws("brand-new")
+	if hostB.hits.Load() != 1 {
+		t.Fatalf("new session did not go to the least loaded host b")
+	}
+	wantStatus(t, g.do(req{method: "DELETE", path: "/api/terminal/held-by-a", headers: bearer(tok)}), 200, "")
+	if hostA.hits.Load() != 2 {
+		t.Errorf("DELETE of a's session went elsewhere")
+	}
+	if g.backend.hits.Load() != 0 {
+		t.Errorf("the fallback TERMINAL_URL was used although hosts are registered")
+	}
+
+	// Host a dies: its session goes to b, which is told what was lost.
+	must(rdb.Del(ctx, g.prefix+"terminal:host:a").Err())
+	ws("held-by-a")
+	if hostB.hits.Load() != 2 {
+		t.Fatalf("session of the dead host was not sent to b")
+	}
+	if got := hostB.last().Header.Get(protocol.HeaderTerminalLostHost); got != "a" {
+		t.Errorf("lost-host header = %q, want a", got)
+	}
+	// A client cannot forge it.
+	g.do(req{path: "/api/terminals", headers: map[string]string{"Authorization": "Bearer " + tok, protocol.HeaderTerminalLostHost: "forged"}})
+	if got := hostB.last().Header.Get(protocol.HeaderTerminalLostHost); got != "" {
+		t.Errorf("client-sent lost-host header reached the host: %q", got)
+	}
+}
