@@ -1,13 +1,16 @@
-// Package pgmigrate applies a component's SQL migrations to PostgreSQL at
-// start-up. Migrations are files NNNN_name.sql (version 0001, 0002, ... with
-// no gap), each applied once, in order, in its own transaction, and recorded
-// in the table schema_migrations (component, version, name, applied_at) in
-// the first schema of the search_path. Processes starting together are
-// serialised with a transaction-level advisory lock, so running Apply again,
-// or from many instances at once, is safe.
+// Package pgmigrate brings a service's PostgreSQL up at start-up: Connect
+// opens the pool (on a URL from the environment or the data home) and
+// checks that the server answers, and Apply applies the component's SQL
+// migrations. Migrations are files NNNN_name.sql (version 0001, 0002, ...
+// with no gap), each applied once, in order, in its own transaction, and
+// recorded in the table schema_migrations (component, version, name,
+// applied_at) in the first schema of the search_path. Processes starting
+// together are serialised with a transaction-level advisory lock, so
+// running Apply again, or from many instances at once, is safe.
 //
-// This package imports pgx, the one deliberate exception to "pgx stays out
-// of libs": chat and analytics need the identical runner, and a copied
+// This package (with its test kit, pgmigratetest) is the one place in libs
+// that imports pgx, the deliberate exception to "pgx stays out of libs":
+// chat and analytics need the identical runner and connection, and a copied
 // locking routine is the kind of copy that drifts.
 package pgmigrate
 

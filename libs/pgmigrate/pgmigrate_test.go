@@ -2,58 +2,21 @@ package pgmigrate
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"os"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"testing/fstest"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/svc-code/svc-code/libs/pgmigrate/pgmigratetest"
 )
 
 // mustPool returns a pool whose search_path is a new schema of its own,
-// dropped when the test ends. PostgreSQL must be reachable: the test fails,
-// never skips, when it is not.
+// dropped when the test ends.
 func mustPool(tb testing.TB) *pgxpool.Pool {
 	tb.Helper()
-	url := os.Getenv("TEST_DATABASE_URL")
-	if url == "" {
-		url = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	admin, err := pgxpool.New(ctx, url)
-	if err == nil {
-		err = admin.Ping(ctx)
-	}
-	if err != nil {
-		tb.Fatalf("PostgreSQL must be reachable at TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres): %v", err)
-	}
-	tb.Cleanup(admin.Close)
-
-	suffix := make([]byte, 4)
-	_, _ = rand.Read(suffix)
-	name := strings.ToLower(regexp.MustCompile(`[^A-Za-z0-9]+`).ReplaceAllString(tb.Name(), "_"))
-	schema := "t_" + name[:min(len(name), 40)] + "_" + hex.EncodeToString(suffix)
-	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		tb.Fatalf("create schema %s: %v", schema, err)
-	}
-	tb.Cleanup(func() {
-		if _, err := admin.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			tb.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
-
-	cfg, err := pgxpool.ParseConfig(url)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	cfg.ConnConfig.RuntimeParams["search_path"] = schema
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	pool, err := pgxpool.New(context.Background(), pgmigratetest.MustSchema(tb))
 	if err != nil {
 		tb.Fatal(err)
 	}

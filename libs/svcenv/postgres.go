@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/svc-code/svc-code/libs/envconf"
 )
 
 // PostgreSQL variables, and the file in the data home where
@@ -71,4 +74,19 @@ func PostgresURL(dataHome, key, value string) (string, error) {
 	}
 	return "", fmt.Errorf("%s is not set and %s has no %s: set %s, or run deploy/scripts/provision.sh (make run does) to write it",
 		key, filepath.Join(dataHome, PostgresEnvFile), key, key)
+}
+
+// LoadPostgresURL reads the PostgreSQL URL variable key (or key_FILE)
+// through r. A value that is not a postgres:// URL is recorded in r as a
+// problem, without repeating it: it may hold a password. An empty result
+// means unset; PostgresURL then looks in the data home's postgres.env.
+func LoadPostgresURL(r *envconf.Reader, key string) string {
+	v := r.Secret(key)
+	if v == "" {
+		return ""
+	}
+	if u, err := url.Parse(v); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		r.Fail("%s: want a URL such as postgres://user:password@127.0.0.1:5432/svc_code", key)
+	}
+	return v
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/svc-code/svc-code/libs/envconf"
 )
 
 func writeEnvFile(t *testing.T, content string) string {
@@ -99,6 +101,36 @@ func TestPostgresURL(t *testing.T) {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error %q does not contain %q", err, w)
 				}
+			}
+		})
+	}
+}
+
+func TestLoadPostgresURL(t *testing.T) {
+	tests := []struct {
+		name, value string
+		wantErr     bool
+	}{
+		{"unset", "", false},
+		{"postgres scheme", "postgres://u:hunter2@db:5432/svc_code", false},
+		{"postgresql scheme", "postgresql://u:hunter2@db/svc_code", false},
+		{"other scheme", "mysql://root:hunter2@db/x", true},
+		{"no scheme", "ro:hunter2@db", true},
+		{"not a URL", "postgres://u:hunter2@db:port\x7f/x", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := envconf.New(mapenv(map[string]string{EnvDatabaseURL: tt.value}))
+			got := LoadPostgresURL(r, EnvDatabaseURL)
+			if got != tt.value {
+				t.Errorf("got %q, want %q", got, tt.value)
+			}
+			err := r.Err()
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("problems: %v, want an error: %v", err, tt.wantErr)
+			}
+			if err != nil && (!strings.Contains(err.Error(), EnvDatabaseURL) || strings.Contains(err.Error(), "hunter2")) {
+				t.Errorf("error %q: want it to name %s and not repeat the password", err, EnvDatabaseURL)
 			}
 		})
 	}

@@ -3,30 +3,21 @@ package app
 import (
 	"context"
 	"embed"
-	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
 	"net"
-	"time"
-
-	"github.com/gofiber/fiber/v2"
-	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/svc-code/svc-code/libs/pgmigrate"
 	"github.com/svc-code/svc-code/libs/redisx"
 	"github.com/svc-code/svc-code/libs/svcenv"
-	"github.com/svc-code/svc-code/services/analytics/internal/httpapi"
+	"github.com/svc-code/svc-code/libs/svchttp"
 )
 
 // migrationFiles holds analytics' schema migrations, applied at every start.
 //
 //go:embed migrations
 var migrationFiles embed.FS
-
-// connectTimeout bounds the first contact with PostgreSQL.
-const connectTimeout = 5 * time.Second
 
 // Run serves analytics until ctx is cancelled, then shuts down within
 // cfg.ShutdownTimeout. It starts only if Redis and PostgreSQL (with both
@@ -44,12 +35,12 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return err
 	}
 	defer rdb.Close()
-	db, err := connectPostgres(ctx, cfg.DataHome, svcenv.EnvDatabaseURL, cfg.DatabaseURL)
+	db, err := pgmigrate.Connect(ctx, cfg.DataHome, svcenv.EnvDatabaseURL, cfg.DatabaseURL)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	readonly, err := connectPostgres(ctx, cfg.DataHome, svcenv.EnvReadonlyDatabaseURL, cfg.ReadonlyDatabaseURL)
+	readonly, err := pgmigrate.Connect(ctx, cfg.DataHome, svcenv.EnvReadonlyDatabaseURL, cfg.ReadonlyDatabaseURL)
 	if err != nil {
 		return err
 	}
@@ -58,15 +49,16 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	if err := pgmigrate.Apply(ctx, db, httpapi.Service, migrations); err != nil {
+	if err := pgmigrate.Apply(ctx, db, Service, migrations); err != nil {
 		return err
 	}
 
-	api := httpapi.New(httpapi.Config{
+	api := svchttp.New(svchttp.Config{
+		Service:   Service,
 		Secret:    secret,
 		BodyLimit: cfg.BodyLimit,
-		Checks: []httpapi.Check{
-			{Name: "redis", Ping: pingRedis(rdb)},
+		Checks: []svchttp.Check{
+			{Name: "redis", Ping: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }},
 			{Name: "postgres", Ping: db.Ping},
 			{Name: "postgres_readonly", Ping: readonly.Ping},
 		},
@@ -79,77 +71,5 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		}
 	}
 	log.InfoContext(ctx, "listening", "addr", ln.Addr().String(), "data_home", cfg.DataHome)
-	return serve(ctx, api, ln, cfg.ShutdownTimeout, log)
-}
-
-// connectPostgres opens a pool on the URL of variable key (value, else the
-// data home's postgres.env) and checks that the server answers. Errors name
-// the variable but never repeat the URL, which holds a password.
-func connectPostgres(ctx context.Context, dataHome, key, value string) (*pgxpool.Pool, error) {
-	dsn, err := svcenv.PostgresURL(dataHome, key, value)
-	if err != nil {
-		return nil, err
-	}
-	pcfg, err := pgxpool.ParseConfig(dsn)
-	if err != nil {
-		return nil, fmt.Errorf("parse %s: %w", key, err)
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
-	if err != nil {
-		return nil, fmt.Errorf("open postgres pool (%s): %w", key, err)
-	}
-	pctx, cancel := context.WithTimeout(ctx, connectTimeout)
-	defer cancel()
-	if err := pool.Ping(pctx); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("reach postgres at %s:%d (%s): %w", pcfg.ConnConfig.Host, pcfg.ConnConfig.Port, key, err)
-	}
-	return pool, nil
-}
-
-func pingRedis(rdb *redis.Client) func(context.Context) error {
-	return func(ctx context.Context) error { return rdb.Ping(ctx).Err() }
-}
-
-// serve answers on ln until ctx ends, then stops accepting and waits up to
-// timeout for the requests in flight.
-func serve(ctx context.Context, api *fiber.App, ln net.Listener, timeout time.Duration, log *slog.Logger) error {
-	served := make(chan error, 1)
-	go func() { served <- api.Listener(ln) }()
-	select {
-	case err := <-served:
-		if err == nil {
-			err = errors.New("listener closed")
-		}
-		return fmt.Errorf("serve: %w", err)
-	case <-ctx.Done():
-	}
-	log.InfoContext(ctx, "shutting down")
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
-	defer cancel()
-	err := api.ShutdownWithContext(sctx)
-	// A shutdown that comes before fasthttp has registered ln misses it;
-	// closing ln here ends Serve in every case.
-	_ = ln.Close()
-	if serr := <-served; err == nil {
-		err = serr
-	}
-	if err != nil {
-		return fmt.Errorf("shut down: %w", err)
-	}
-	return nil
-}
-
-// Healthcheck asks the analytics running at cfg.Addr for its health, with the
-// internal credential, as the container healthcheck does (-healthcheck).
-func Healthcheck(ctx context.Context, cfg Config) error {
-	secret, err := cfg.Prepare()
-	if err != nil {
-		return err
-	}
-	target, err := svcenv.LocalURL(cfg.Addr, httpapi.HealthPath)
-	if err != nil {
-		return err
-	}
-	return svcenv.Healthcheck(ctx, target, secret)
+	return svchttp.Serve(ctx, api, ln, cfg.ShutdownTimeout, log)
 }

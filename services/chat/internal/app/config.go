@@ -1,16 +1,19 @@
 // Package app wires chat together: LoadConfig reads the environment once,
 // and Run connects to Redis and PostgreSQL, applies the schema migrations
-// and serves the HTTP API until its context ends. It is the only place that
-// knows how the parts fit.
+// and serves the HTTP API (libs/svchttp) until its context ends. It is the
+// only place that knows how the parts fit.
 package app
 
 import (
 	"net"
-	"net/url"
 
 	"github.com/svc-code/svc-code/libs/envconf"
 	"github.com/svc-code/svc-code/libs/svcenv"
 )
+
+// Service is chat's name: its health route, its logs and the component of
+// its migrations.
+const Service = "chat"
 
 // Variables read by LoadConfig besides svcenv's.
 const (
@@ -38,22 +41,10 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	cfg := Config{
 		Common:      svcenv.LoadCommon(r),
 		Addr:        r.String(EnvAddr, DefaultAddr),
-		DatabaseURL: r.Secret(svcenv.EnvDatabaseURL),
+		DatabaseURL: svcenv.LoadPostgresURL(r, svcenv.EnvDatabaseURL),
 	}
 	if _, _, err := net.SplitHostPort(cfg.Addr); err != nil {
 		r.Fail("%s=%q: want host:port", EnvAddr, cfg.Addr)
 	}
-	checkPostgresURL(r, svcenv.EnvDatabaseURL, cfg.DatabaseURL)
 	return cfg, r.Err()
-}
-
-// checkPostgresURL records a value that is not a postgres:// URL, without
-// repeating it: it may hold a password.
-func checkPostgresURL(r *envconf.Reader, key, value string) {
-	if value == "" {
-		return
-	}
-	if u, err := url.Parse(value); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-		r.Fail("%s: want a URL such as postgres://user:password@127.0.0.1:5432/svc_code", key)
-	}
 }

@@ -1,104 +1,34 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
-	"errors"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
-	"syscall"
+	"context"
+	"log/slog"
+	"net"
 	"testing"
-	"time"
+
+	"github.com/svc-code/svc-code/libs/svchttp/svchttptest"
+	"github.com/svc-code/svc-code/services/shadow/internal/app"
 )
 
-// TestBinary runs the built command the way the gateway's tests and docker
-// do: configured by the environment alone, on 127.0.0.1:0, its address read
-// from its "listening" log line; then -healthcheck, then SIGTERM.
-func TestBinary(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "shadow")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	env := append(os.Environ(),
-		"SHADOW_ADDR=127.0.0.1:0",
-		"LOG_FORMAT=json",
-		"SVC_CODE_HOME="+t.TempDir(),
-		"SVC_INTERNAL_SECRET=", // the key file in the data home, shared with -healthcheck
-		"SVC_INTERNAL_SECRET_FILE=",
-		"REDIS_URL="+envOr("TEST_REDIS_URL", "redis://127.0.0.1:6379/0"),
-	)
-	cmd := exec.Command(bin)
-	cmd.Env = env
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{}) // closed once the process has exited and its log is read
-	var exitErr error
-	addr := make(chan string, 1)
-	go func() {
-		defer close(exited)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			t.Logf("shadow: %s", sc.Text())
-			var line struct{ Msg, Addr string }
-			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "listening" {
-				addr <- line.Addr
-			}
+func TestMain(m *testing.M) { svchttptest.VerifyTestMain(m) }
+
+// service is shadow as the backend contract sees it: no PostgreSQL.
+var service = svchttptest.Service{
+	Name:    app.Service,
+	AddrVar: app.EnvAddr,
+	Start: func(ctx context.Context, getenv func(string) string, ln net.Listener, log *slog.Logger) error {
+		cfg, err := app.LoadConfig(getenv)
+		if err != nil {
+			return err
 		}
-		exitErr = cmd.Wait() // after stderr is drained, as Wait requires
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited // no logging after the test
-	})
-
-	var listening string
-	select {
-	case listening = <-addr:
-	case <-exited:
-		t.Fatalf("shadow exited before listening: %v", exitErr)
-	case <-time.After(30 * time.Second):
-		t.Fatal("no listening line within 30s")
-	}
-
-	healthcheck := func() (string, error) {
-		hc := exec.Command(bin, "-healthcheck")
-		hc.Env = append(env, "SHADOW_ADDR="+listening)
-		out, err := hc.CombinedOutput()
-		return string(out), err
-	}
-	if out, err := healthcheck(); err != nil {
-		t.Errorf("-healthcheck of the running shadow: %v\n%s", err, out)
-	}
-
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-exited:
-		if exitErr != nil {
-			t.Errorf("shadow after SIGTERM: %v, want exit 0", exitErr)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("shadow did not exit within 15s of SIGTERM")
-	}
-
-	out, err := healthcheck()
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.HasPrefix(out, "shadow: healthcheck") {
-		t.Errorf("-healthcheck of a stopped shadow: %v %q, want exit 1 with the reason", err, out)
-	}
+		cfg.Listener = ln
+		return app.Run(ctx, cfg, log)
+	},
 }
 
-func envOr(key, def string) string {
-	if v := os.Getenv(key); v != "" {
-		return v
-	}
-	return def
-}
+// TestContract runs app.Run in-process against the test Redis, through
+// every check a backend must pass.
+func TestContract(t *testing.T) { svchttptest.RunContract(t, service) }
+
+// TestBinary builds shadow and runs it as docker does.
+func TestBinary(t *testing.T) { svchttptest.RunBinary(t, service) }

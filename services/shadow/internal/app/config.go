@@ -1,6 +1,7 @@
 // Package app wires shadow together: LoadConfig reads the environment
-// once, and Run connects to Redis and serves the HTTP API until its context
-// ends. It is the only place that knows how the parts fit.
+// once, and Run connects to Redis and serves the HTTP API (libs/svchttp)
+// until its context ends. It is the only place that knows how the parts
+// fit.
 package app
 
 import (
@@ -9,6 +10,9 @@ import (
 	"github.com/svc-code/svc-code/libs/envconf"
 	"github.com/svc-code/svc-code/libs/svcenv"
 )
+
+// Service is shadow's name: its health route and its logs.
+const Service = "shadow"
 
 // Variables read by LoadConfig besides svcenv's.
 const (

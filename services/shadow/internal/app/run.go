@@ -2,18 +2,12 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"time"
-
-	"github.com/gofiber/fiber/v2"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/svc-code/svc-code/libs/redisx"
-	"github.com/svc-code/svc-code/libs/svcenv"
-	"github.com/svc-code/svc-code/services/shadow/internal/httpapi"
+	"github.com/svc-code/svc-code/libs/svchttp"
 )
 
 // Run serves shadow until ctx is cancelled, then shuts down within
@@ -33,11 +27,14 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	}
 	defer rdb.Close()
 
-	api := httpapi.New(httpapi.Config{
+	api := svchttp.New(svchttp.Config{
+		Service:   Service,
 		Secret:    secret,
 		BodyLimit: cfg.BodyLimit,
-		Checks:    []httpapi.Check{{Name: "redis", Ping: pingRedis(rdb)}},
-		Log:       log,
+		Checks: []svchttp.Check{
+			{Name: "redis", Ping: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }},
+		},
+		Log: log,
 	})
 	ln := cfg.Listener
 	if ln == nil {
@@ -46,52 +43,5 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		}
 	}
 	log.InfoContext(ctx, "listening", "addr", ln.Addr().String(), "data_home", cfg.DataHome)
-	return serve(ctx, api, ln, cfg.ShutdownTimeout, log)
-}
-
-func pingRedis(rdb *redis.Client) func(context.Context) error {
-	return func(ctx context.Context) error { return rdb.Ping(ctx).Err() }
-}
-
-// serve answers on ln until ctx ends, then stops accepting and waits up to
-// timeout for the requests in flight.
-func serve(ctx context.Context, api *fiber.App, ln net.Listener, timeout time.Duration, log *slog.Logger) error {
-	served := make(chan error, 1)
-	go func() { served <- api.Listener(ln) }()
-	select {
-	case err := <-served:
-		if err == nil {
-			err = errors.New("listener closed")
-		}
-		return fmt.Errorf("serve: %w", err)
-	case <-ctx.Done():
-	}
-	log.InfoContext(ctx, "shutting down")
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
-	defer cancel()
-	err := api.ShutdownWithContext(sctx)
-	// A shutdown that comes before fasthttp has registered ln misses it;
-	// closing ln here ends Serve in every case.
-	_ = ln.Close()
-	if serr := <-served; err == nil {
-		err = serr
-	}
-	if err != nil {
-		return fmt.Errorf("shut down: %w", err)
-	}
-	return nil
-}
-
-// Healthcheck asks the shadow running at cfg.Addr for its health, with the
-// internal credential, as the container healthcheck does (-healthcheck).
-func Healthcheck(ctx context.Context, cfg Config) error {
-	secret, err := cfg.Prepare()
-	if err != nil {
-		return err
-	}
-	target, err := svcenv.LocalURL(cfg.Addr, httpapi.HealthPath)
-	if err != nil {
-		return err
-	}
-	return svcenv.Healthcheck(ctx, target, secret)
+	return svchttp.Serve(ctx, api, ln, cfg.ShutdownTimeout, log)
 }

@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/svc-code/svc-code/libs/logging"
+	"github.com/svc-code/svc-code/libs/svchttp"
 	"github.com/svc-code/svc-code/services/terminal/internal/app"
 )
 
@@ -24,7 +25,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, *healthcheck); err != nil {
-		fmt.Fprintln(os.Stderr, "terminal:", err)
+		fmt.Fprintln(os.Stderr, app.Service+":", err)
 		stop()
 		os.Exit(1)
 	}
@@ -36,9 +37,9 @@ func run(ctx context.Context, healthcheck bool) error {
 		return err
 	}
 	if healthcheck {
-		return app.Healthcheck(ctx, cfg)
+		return svchttp.Healthcheck(ctx, cfg.Common, cfg.Addr, app.Service)
 	}
-	log, err := logging.New(os.Stderr, "terminal", cfg.LogFormat, cfg.LogLevel)
+	log, err := logging.New(os.Stderr, app.Service, cfg.LogFormat, cfg.LogLevel)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package httpapi
+package svchttp_test
 
 import (
 	"bytes"
@@ -17,16 +17,23 @@ import (
 
 	"github.com/svc-code/svc-code/libs/internalauth"
 	"github.com/svc-code/svc-code/libs/protocol"
+	"github.com/svc-code/svc-code/libs/svchttp"
 )
 
-const testSecret = "0123456789abcdef-httpapi"
+const (
+	testSecret  = "0123456789abcdef-svchttp"
+	testService = "backend"
+)
+
+var healthPath = svchttp.HealthPath(testService)
 
 // newTestApp returns the app with extra routes that fail in each way, and
 // the buffer its log goes to.
-func newTestApp(t *testing.T, checks ...Check) (*fiber.App, *bytes.Buffer) {
+func newTestApp(t *testing.T, checks ...svchttp.Check) (*fiber.App, *bytes.Buffer) {
 	t.Helper()
 	var logs bytes.Buffer
-	app := New(Config{
+	app := svchttp.New(svchttp.Config{
+		Service:       testService,
 		Secret:        internalauth.FromString(testSecret),
 		BodyLimit:     1 << 10,
 		Checks:        checks,
@@ -72,8 +79,9 @@ func request(method, path, secret string, body io.Reader) *http.Request {
 	return req
 }
 
-// TestErrors covers the envelope in memory; the app tests cover an
-// oversized body, which fiber's in-memory Test cannot answer, over TCP.
+// TestErrors covers the envelope in memory; svchttptest's contract covers
+// an oversized body, which fiber's in-memory Test cannot answer, over TCP
+// for every service.
 func TestErrors(t *testing.T) {
 	tests := []struct {
 		name        string
@@ -83,11 +91,11 @@ func TestErrors(t *testing.T) {
 		wantMessage string
 		wantLogged  bool
 	}{
-		{"no credential", request("GET", HealthPath, "", nil), 401, "unauthorized", "requests must come through the gateway", false},
-		{"wrong credential", request("GET", HealthPath, testSecret+"x", nil), 401, "unauthorized", "requests must come through the gateway", false},
+		{"no credential", request("GET", healthPath, "", nil), 401, "unauthorized", "requests must come through the gateway", false},
+		{"wrong credential", request("GET", healthPath, testSecret+"x", nil), 401, "unauthorized", "requests must come through the gateway", false},
 		{"unknown route without credential", request("GET", "/nope", "", nil), 401, "unauthorized", "requests must come through the gateway", false},
 		{"unknown route", request("GET", "/nope", testSecret, nil), 404, "not_found", "", false},
-		{"wrong method", request("DELETE", HealthPath, testSecret, nil), 405, "method_not_allowed", "", false},
+		{"wrong method", request("DELETE", healthPath, testSecret, nil), 405, "method_not_allowed", "", false},
 		{"public error", request("GET", "/public", testSecret, nil), 409, "conflict", "session is busy", false},
 		{"internal error", request("GET", "/internal", testSecret, nil), 500, "internal", "internal error", true},
 		{"panic", request("GET", "/panic", testSecret, nil), 500, "internal", "internal error", true},
@@ -120,7 +128,7 @@ func TestPanicIsLoggedWithStack(t *testing.T) {
 	if err := json.Unmarshal(logs.Bytes(), &entry); err != nil {
 		t.Fatalf("log %q: %v", logs, err)
 	}
-	if entry["err"] != "boom" || !strings.Contains(entry["stack"].(string), "httpapi") {
+	if stack, _ := entry["stack"].(string); entry["err"] != "boom" || !strings.Contains(stack, "svchttp") {
 		t.Errorf("log entry %v: want err boom and a stack", entry)
 	}
 }
@@ -138,36 +146,42 @@ func TestBodyWithinLimitPasses(t *testing.T) {
 }
 
 func TestHealth(t *testing.T) {
-	ok := Check{Name: "redis", Ping: func(context.Context) error { return nil }}
-	refused := Check{Name: "postgres", Ping: func(context.Context) error { return errors.New("connection refused") }}
-	hangs := Check{Name: "postgres", Ping: func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }}
+	ok := svchttp.Check{Name: "redis", Ping: func(context.Context) error { return nil }}
+	refused := svchttp.Check{Name: "postgres", Ping: func(context.Context) error { return errors.New("connection refused") }}
+	hangs := svchttp.Check{Name: "postgres", Ping: func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }}
 	tests := []struct {
 		name       string
-		checks     []Check
+		checks     []svchttp.Check
 		wantStatus int
 		want       map[string]any
 	}{
-		{"all answer", []Check{ok, {Name: "postgres", Ping: ok.Ping}}, 200, map[string]any{
-			"service": "terminal", "status": "ok", "checks": map[string]any{"redis": "ok", "postgres": "ok"},
+		{"all answer", []svchttp.Check{ok, {Name: "postgres", Ping: ok.Ping}}, 200, map[string]any{
+			"service": testService, "status": "ok", "checks": map[string]any{"redis": "ok", "postgres": "ok"},
 		}},
-		{"one refuses", []Check{ok, refused}, 503, map[string]any{
+		{"one refuses", []svchttp.Check{ok, refused}, 503, map[string]any{
 			"error": "unavailable", "message": "postgres not answering",
-			"service": "terminal", "status": "degraded", "checks": map[string]any{"redis": "ok", "postgres": "connection refused"},
+			"service": testService, "status": "degraded", "checks": map[string]any{"redis": "ok", "postgres": "connection refused"},
 		}},
-		{"one hangs", []Check{ok, hangs}, 503, map[string]any{
+		{"one hangs", []svchttp.Check{ok, hangs}, 503, map[string]any{
 			"error": "unavailable", "message": "postgres not answering",
-			"service": "terminal", "status": "degraded", "checks": map[string]any{"redis": "ok", "postgres": "no answer within 50ms"},
+			"service": testService, "status": "degraded", "checks": map[string]any{"redis": "ok", "postgres": "no answer within 50ms"},
 		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			app, _ := newTestApp(t, tt.checks...)
-			got := do(t, app, request("GET", HealthPath, testSecret, nil))
+			got := do(t, app, request("GET", healthPath, testSecret, nil))
 			wantJSON, _ := json.Marshal(tt.want)
 			gotJSON, _ := json.Marshal(got.body)
 			if got.status != tt.wantStatus || string(gotJSON) != string(wantJSON) {
 				t.Errorf("got %d %s, want %d %s", got.status, gotJSON, tt.wantStatus, wantJSON)
 			}
 		})
+	}
+}
+
+func TestHealthPath(t *testing.T) {
+	if got, want := svchttp.HealthPath("chat"), "/api/health/chat"; got != want {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }

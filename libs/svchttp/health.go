@@ -1,4 +1,4 @@
-package httpapi
+package svchttp
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/svc-code/svc-code/libs/protocol"
+	"github.com/svc-code/svc-code/libs/svcenv"
 )
 
 // DefaultHealthTimeout bounds each dependency check of the health route.
@@ -22,6 +23,9 @@ type Check struct {
 	Name string
 	Ping func(ctx context.Context) error
 }
+
+// HealthPath is the health route of service: /api/health/<service>.
+func HealthPath(service string) string { return "/api/health/" + service }
 
 // healthBody is the health answer. When a check fails it is also an error
 // envelope: "error" and "message" are set and the status is 503.
@@ -34,7 +38,7 @@ type healthBody struct {
 }
 
 // health pings every check at once, each within timeout.
-func health(checks []Check, timeout time.Duration, log *slog.Logger) fiber.Handler {
+func health(service string, checks []Check, timeout time.Duration, log *slog.Logger) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		ctx, cancel := context.WithTimeout(c.UserContext(), timeout)
 		defer cancel()
@@ -45,7 +49,7 @@ func health(checks []Check, timeout time.Duration, log *slog.Logger) fiber.Handl
 		}
 		wg.Wait()
 
-		body := healthBody{Service: Service, Status: "ok", Checks: make(map[string]string, len(checks))}
+		body := healthBody{Service: service, Status: "ok", Checks: make(map[string]string, len(checks))}
 		var failed []string
 		for i, check := range checks {
 			if errs[i] == nil {
@@ -71,4 +75,19 @@ func checkMessage(err error, timeout time.Duration) string {
 		return fmt.Sprintf("no answer within %s", timeout)
 	}
 	return err.Error()
+}
+
+// Healthcheck asks the service running at addr (its listen address) for its
+// health, with the internal credential from common, as the container
+// healthcheck does: a service binary's -healthcheck flag runs it.
+func Healthcheck(ctx context.Context, common svcenv.Common, addr, service string) error {
+	secret, err := common.Prepare()
+	if err != nil {
+		return err
+	}
+	target, err := svcenv.LocalURL(addr, HealthPath(service))
+	if err != nil {
+		return err
+	}
+	return svcenv.Healthcheck(ctx, target, secret)
 }

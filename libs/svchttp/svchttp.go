@@ -1,7 +1,16 @@
-// Package httpapi builds shadow's fiber app: the internal-credential gate in
-// front of everything, panic recovery, the JSON error envelope of
-// decisions.md and the health route. Feature routes join it as they come.
-package httpapi
+// Package svchttp is the backend service kit: the HTTP front that chat,
+// terminal, shadow and analytics share. New builds a service's fiber app
+// with the internal-credential gate in front of everything, panic recovery,
+// the JSON error envelope of decisions.md and the health route
+// GET /api/health/<service>; Serve runs it until its context ends;
+// Healthcheck is what a service binary's -healthcheck flag runs.
+//
+// It is the one package of libs allowed to import fiber (a repocheck test
+// holds the rule). The gate is a security rule: every backend must refuse a
+// request that did not come through the gateway in exactly the same way,
+// and four copies of it can drift. Feature routes join each service's app
+// in the service itself.
+package svchttp
 
 import (
 	"errors"
@@ -16,17 +25,14 @@ import (
 	"github.com/svc-code/svc-code/libs/protocol"
 )
 
-// Service is the name the app answers with and logs under.
-const Service = "shadow"
-
-// HealthPath is the health route.
-const HealthPath = "/api/health/" + Service
-
 // stackKey is the Locals key under which a recovered panic leaves its stack.
-const stackKey = "httpapi.panic_stack"
+const stackKey = "svchttp.panic_stack"
 
-// Config is what the app needs from the wiring.
+// Config is what the app needs from a service's wiring.
 type Config struct {
+	// Service is the name the app answers with ("chat"); it names the
+	// health route.
+	Service   string
 	Secret    internalauth.Secret
 	BodyLimit int // bytes
 	Checks    []Check
@@ -35,10 +41,10 @@ type Config struct {
 	Log           *slog.Logger
 }
 
-// New returns the fiber app, ready to serve.
+// New returns the service's fiber app, ready to serve.
 func New(cfg Config) *fiber.App {
 	app := fiber.New(fiber.Config{
-		AppName:               Service,
+		AppName:               cfg.Service,
 		BodyLimit:             cfg.BodyLimit,
 		DisableStartupMessage: true,
 		ErrorHandler:          errorHandler(cfg.Log),
@@ -52,7 +58,7 @@ func New(cfg Config) *fiber.App {
 	if timeout <= 0 {
 		timeout = DefaultHealthTimeout
 	}
-	app.Get(HealthPath, health(cfg.Checks, timeout, cfg.Log))
+	app.Get(HealthPath(cfg.Service), health(cfg.Service, cfg.Checks, timeout, cfg.Log))
 	return app
 }
 
