@@ -1,0 +1,111 @@
+// Package cpustat reads how much CPU time processes and the whole machine
+// used, from Linux's /proc, so that a benchmark can show how its processes
+// shared the CPUs and whether anything else was running.
+package cpustat
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ticksPerSecond is USER_HZ, the unit of /proc's CPU times: 100 on every
+// architecture Linux exposes to user space through /proc.
+const ticksPerSecond = 100
+
+// Sample is the CPU time used so far by the machine and by some processes.
+type Sample struct {
+	at      time.Time
+	machine int64   // user + nice + system ticks, all CPUs
+	procs   []int64 // utime + stime ticks of each process
+}
+
+// Usage is CPU use between two samples, in CPUs: 1 is one CPU busy for
+// the whole interval.
+type Usage struct {
+	Procs []float64 // each process's, in the order they were sampled
+	// Others is what every other process on the machine used (user and
+	// system time; interrupt time, which includes the loopback network
+	// traffic of the processes sampled, is left out).
+	Others float64
+}
+
+// Take samples the machine and the processes pids.
+func Take(pids ...int) (Sample, error) {
+	s := Sample{at: time.Now(), procs: make([]int64, len(pids))}
+	var err error
+	if s.machine, err = machineTicks("/proc/stat"); err != nil {
+		return Sample{}, err
+	}
+	for i, pid := range pids {
+		if s.procs[i], err = procTicks(fmt.Sprintf("/proc/%d/stat", pid)); err != nil {
+			return Sample{}, err
+		}
+	}
+	return s, nil
+}
+
+// Since is the CPU use from an earlier sample of the same processes to s.
+func (s Sample) Since(earlier Sample) Usage {
+	secs := s.at.Sub(earlier.at).Seconds()
+	if secs <= 0 || len(s.procs) != len(earlier.procs) {
+		return Usage{}
+	}
+	u := Usage{Procs: make([]float64, len(s.procs))}
+	others := s.machine - earlier.machine
+	for i := range s.procs {
+		d := s.procs[i] - earlier.procs[i]
+		u.Procs[i] = float64(d) / ticksPerSecond / secs
+		others -= d
+	}
+	u.Others = max(float64(others)/ticksPerSecond/secs, 0)
+	return u
+}
+
+// machineTicks sums user, nice and system of the "cpu" line of /proc/stat.
+func machineTicks(path string) (int64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 4 || f[0] != "cpu" {
+		return 0, fmt.Errorf("%s: unexpected first line %q", path, line)
+	}
+	return sumFields(path, f[1:4])
+}
+
+// procTicks sums utime and stime (fields 14 and 15) of /proc/<pid>/stat.
+func procTicks(path string) (int64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	// The command name, field 2, is in parentheses and may hold spaces:
+	// count fields after its closing parenthesis, where field 3 starts.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0, errors.New(path + ": no command name")
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("%s: %d fields after the command name, want at least 13", path, len(f))
+	}
+	return sumFields(path, f[11:13])
+}
+
+func sumFields(path string, fields []string) (int64, error) {
+	var sum int64
+	for _, s := range fields {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", path, err)
+		}
+		sum += n
+	}
+	return sum, nil
+}
