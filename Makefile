@@ -19,7 +19,7 @@ MODULE_PKGS := $(GO) list -m -f '{{.Dir}}/...'
 export TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
 export TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 
-.PHONY: build run test test-deps check vet fmt-check passwd bench clean compose-check
+.PHONY: build run test test-deps check vet lint fmt-check passwd bench clean compose-check
 
 # build: compile the five services into bin/
 build:
@@ -38,8 +38,18 @@ test-deps:
 	@DATABASE_URL="$$TEST_DATABASE_URL" REDIS_URL="$$TEST_REDIS_URL" \
 		bash deploy/scripts/ensure-deps.sh --check
 
-# check: formatting, vet and the tests
-check: fmt-check vet test
+# check: formatting, vet, lint and the tests
+check: fmt-check vet lint test
+
+# lint: golangci-lint at the version pinned in .golangci-lint-version (installed
+# with go install when missing), with the root .golangci.yml, over every module
+GOLANGCI_VERSION := $(shell cat .golangci-lint-version)
+GOLANGCI := $(shell $(GO) env GOPATH)/bin/golangci-lint
+lint:
+	@if ! "$(GOLANGCI)" version 2>/dev/null | grep -q "$(GOLANGCI_VERSION:v%=%)"; then \
+		echo "installing golangci-lint $(GOLANGCI_VERSION)"; \
+		$(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_VERSION); fi
+	@for d in $$($(GO) list -m -f '{{.Dir}}'); do (cd "$$d" && "$(GOLANGCI)" run ./...) || exit 1; done
 
 vet:
 	pkgs=$$($(MODULE_PKGS)); $(GO) vet $$pkgs

@@ -21,7 +21,7 @@ import (
 // Environment variables read by the gateway.
 const (
 	EnvAddr            = "SVC_ADDR"
-	EnvPassword        = "SVC_CODE_PASSWORD"
+	EnvPassword        = "SVC_CODE_PASSWORD" //nolint:gosec // the variable's name, not a credential
 	EnvRedisURL        = "REDIS_URL"
 	EnvRedisPrefix     = "REDIS_PREFIX"
 	EnvLogFormat       = "LOG_FORMAT"

@@ -86,8 +86,6 @@ func newBackend(t *testing.T) *backend {
 	return b
 }
 
-func (b *backend) addr() string { return strings.TrimPrefix(b.srv.URL, "http://") }
-
 func (b *backend) last() *http.Request {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -359,11 +357,17 @@ func cookie(v string, extra map[string]string) map[string]string {
 	return h
 }
 
-// dialWS opens a WebSocket through the gateway.
-func (g *gateway) dialWS(path string, h http.Header) (*websocket.Conn, *http.Response, error) {
+// dialWS opens a WebSocket through the gateway; status is the handshake
+// answer's status code (0 when there was none).
+func (g *gateway) dialWS(path string, h http.Header) (c *websocket.Conn, status int, err error) {
 	u := "ws" + strings.TrimPrefix(g.base, "http") + path
 	d := websocket.Dialer{HandshakeTimeout: 5 * time.Second}
-	return d.Dial(u, h)
+	c, resp, err := d.Dial(u, h)
+	if resp != nil {
+		status = resp.StatusCode
+		_ = resp.Body.Close()
+	}
+	return c, status, err
 }
 
 func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {

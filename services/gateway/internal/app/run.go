@@ -59,7 +59,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 
 	ln := cfg.Listener
 	if ln == nil {
-		if ln, err = net.Listen("tcp", cfg.Addr); err != nil {
+		if ln, err = (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.Addr); err != nil {
 			return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 		}
 	}
@@ -87,7 +87,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return nil
 	})
 	g.Go(func() error {
-		log.Info("gateway_listening", "addr", ln.Addr().String(), "config", cfg.ConfigPath)
+		log.InfoContext(gctx, "gateway_listening", "addr", ln.Addr().String(), "config", cfg.ConfigPath)
 		if err := srv.App().Listener(ln); err != nil && !errors.Is(err, net.ErrClosed) {
 			return fmt.Errorf("serve: %w", err)
 		}
@@ -97,12 +97,12 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		<-gctx.Done()
 		px.Tunnels().Shutdown(cfg.ShutdownTimeout / 2)
 		if err := srv.App().ShutdownWithTimeout(cfg.ShutdownTimeout / 2); err != nil {
-			log.Warn("shutdown_incomplete", "err", err)
+			log.WarnContext(gctx, "shutdown_incomplete", "err", err)
 		}
 		return nil
 	})
 	err = g.Wait()
-	log.Info("gateway_stopped")
+	log.InfoContext(ctx, "gateway_stopped")
 	return err
 }
 

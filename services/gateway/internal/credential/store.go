@@ -143,7 +143,7 @@ func Open(ctx context.Context, opts Options, firstPassword string) (*Store, stri
 		return nil, "", err
 	}
 	if firstPassword != "" && generated == "" && !passwordJustSet(doc, firstPassword) {
-		opts.Log.Info("password_env_ignored", "reason", "a password is already set; SVC_CODE_PASSWORD applies only to the first start; rotate with `gateway passwd`")
+		opts.Log.InfoContext(ctx, "password_env_ignored", "reason", "a password is already set; SVC_CODE_PASSWORD applies only to the first start; rotate with `gateway passwd`")
 	}
 	sec, err := parse(doc)
 	if err != nil {
@@ -152,7 +152,7 @@ func Open(ctx context.Context, opts Options, firstPassword string) (*Store, stri
 	s.cur = sec
 	s.fileStamp, _ = stampOf(opts.File.Path())
 	if err := s.syncRedis(ctx); err != nil {
-		opts.Log.Warn("redis_epoch_sync_failed", "err", err)
+		opts.Log.WarnContext(ctx, "redis_epoch_sync_failed", "err", err)
 	}
 	return s, generated, nil
 }
@@ -402,7 +402,7 @@ func (s *Store) Revoke(ctx context.Context, scope Scope) (Epochs, error) {
 		base := maxEpochs(mem.epochs, fileSec.epochs)
 		next, err = s.mergeRedis(ctx, mem.gen, base, scope)
 		if err != nil {
-			s.opts.Log.Warn("redis_epoch_mirror_failed", "err", err)
+			s.opts.Log.WarnContext(ctx, "redis_epoch_mirror_failed", "err", err)
 			next = base
 			if scope == ScopeBrowsers {
 				next.Cookie++

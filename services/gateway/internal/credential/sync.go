@@ -61,7 +61,7 @@ func (s *Store) syncRedis(ctx context.Context) error {
 		return err
 	}
 	if s.adopt(got) {
-		s.opts.Log.Info("epochs_adopted", "source", "redis", "bearer_epoch", got.Bearer, "cookie_epoch", got.Cookie)
+		s.opts.Log.InfoContext(ctx, "epochs_adopted", "source", "redis", "bearer_epoch", got.Bearer, "cookie_epoch", got.Cookie)
 		s.persist()
 	}
 	return nil
@@ -125,7 +125,7 @@ func (s *Store) Run(ctx context.Context) {
 		}
 		if s.opts.Redis != nil {
 			if err := s.syncRedis(ctx); err != nil && ctx.Err() == nil {
-				s.opts.Log.Debug("redis_epoch_sync_failed", "err", err)
+				s.opts.Log.DebugContext(ctx, "redis_epoch_sync_failed", "err", err)
 			}
 		}
 	}
@@ -149,7 +149,7 @@ func (s *Store) checkFile(ctx context.Context) {
 		sec, err = parse(doc)
 	}
 	if err != nil {
-		s.opts.Log.Error("config_reload_failed", "err", err, "path", s.opts.File.Path())
+		s.opts.Log.ErrorContext(ctx, "config_reload_failed", "err", err, "path", s.opts.File.Path())
 		s.mu.Lock()
 		s.fileStamp = st // report a broken file once, not every tick
 		s.mu.Unlock()
@@ -167,13 +167,13 @@ func (s *Store) checkFile(ctx context.Context) {
 	s.mu.Unlock()
 	switch {
 	case rotated:
-		s.opts.Log.Info("credentials_reloaded", "reason", "password rotated")
+		s.opts.Log.InfoContext(ctx, "credentials_reloaded", "reason", "password rotated")
 		s.notify()
 		if s.opts.Redis != nil {
 			_ = s.syncRedis(ctx)
 		}
 	case s.adopt(sec.epochs):
-		s.opts.Log.Info("epochs_adopted", "source", "config_file", "bearer_epoch", sec.epochs.Bearer, "cookie_epoch", sec.epochs.Cookie)
+		s.opts.Log.InfoContext(ctx, "epochs_adopted", "source", "config_file", "bearer_epoch", sec.epochs.Bearer, "cookie_epoch", sec.epochs.Cookie)
 		if s.opts.Redis != nil {
 			_ = s.syncRedis(ctx)
 		}

@@ -137,12 +137,12 @@ func (p *Proxy) HTTP(c *fiber.Ctx, service, target string, m Meta) error {
 	req.URI().DisablePathNormalizing = true
 	req.URI().SetScheme("http")
 	req.URI().SetHost(target)
-	in.Header.VisitAll(func(k, v []byte) {
+	for k, v := range in.Header.All() {
 		if strippedRequestHeader(k) || strings.EqualFold(string(k), "Host") || strings.EqualFold(string(k), "Content-Length") {
-			return
+			continue
 		}
 		req.Header.AddBytesKV(k, v)
-	})
+	}
 	for _, h := range hopHeaders {
 		req.Header.Del(h)
 	}
@@ -163,12 +163,12 @@ func (p *Proxy) HTTP(c *fiber.Ctx, service, target string, m Meta) error {
 
 	out := &c.Response().Header
 	out.SetStatusCode(resp.StatusCode())
-	resp.Header.VisitAll(func(k, v []byte) {
+	for k, v := range resp.Header.All() {
 		if strings.EqualFold(string(k), "Content-Length") {
-			return
+			continue
 		}
 		out.AddBytesKV(k, v)
-	})
+	}
 	for _, h := range hopHeaders {
 		out.Del(h)
 	}

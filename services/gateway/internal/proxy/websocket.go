@@ -41,7 +41,8 @@ func headerHasToken(v, token string) bool {
 // are copied as bytes. owner is kept with the tunnel for CloseIf.
 func (p *Proxy) WebSocket(c *fiber.Ctx, service, target string, m Meta, owner any) error {
 	unavailable := &protocol.Error{Code: protocol.CodeUnavailable, Message: "the " + service + " service is not reachable", Status: fiber.StatusBadGateway}
-	backend, err := net.DialTimeout("tcp", target, p.dialTimeout)
+	dialer := net.Dialer{Timeout: p.dialTimeout}
+	backend, err := dialer.DialContext(c.UserContext(), "tcp", target)
 	if err != nil {
 		p.log.Warn("backend_unreachable", "backend", service, "err", err, "request_id", m.RequestID)
 		return unavailable
@@ -54,21 +55,21 @@ func (p *Proxy) WebSocket(c *fiber.Ctx, service, target string, m Meta, owner an
 	b.WriteString(" HTTP/1.1\r\nHost: ")
 	b.WriteString(target)
 	b.WriteString("\r\n")
-	c.Request().Header.VisitAll(func(k, v []byte) {
+	for k, v := range c.Request().Header.All() {
 		if strippedRequestHeader(k) || strings.EqualFold(string(k), "Host") || strings.EqualFold(string(k), "Content-Length") {
-			return
+			continue
 		}
 		if strings.EqualFold(string(k), "Cookie") {
 			v = dropCookie(v, CookieName)
 			if len(v) == 0 {
-				return
+				continue
 			}
 		}
 		b.Write(k)
 		b.WriteString(": ")
 		b.Write(v)
 		b.WriteString("\r\n")
-	})
+	}
 	p.setForwardHeaders(func(k, v string) {
 		b.WriteString(k + ": " + v + "\r\n")
 	}, c, m)
@@ -246,7 +247,7 @@ func (t *tunnel) sendClose(code uint16, reason string) {
 		reason = reason[:123]
 	}
 	frame := make([]byte, 0, 4+len(reason))
-	frame = append(frame, 0x88, byte(2+len(reason)))
+	frame = append(frame, 0x88, byte(2+len(reason))) //nolint:gosec // reason is at most 123 bytes, so the length fits a byte
 	frame = binary.BigEndian.AppendUint16(frame, code)
 	frame = append(frame, reason...)
 	_ = t.clientW.SetWriteDeadline(time.Now().Add(time.Second))

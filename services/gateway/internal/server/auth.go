@@ -163,11 +163,11 @@ func nextTarget(c *fiber.Ctx) string {
 		return u
 	}
 	q := url.Values{}
-	args.VisitAll(func(k, v []byte) {
+	for k, v := range args.All() {
 		if string(k) != "tkn" {
 			q.Add(string(k), string(v))
 		}
-	})
+	}
 	if len(q) == 0 {
 		return u
 	}

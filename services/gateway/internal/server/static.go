@@ -32,11 +32,11 @@ func (s *Server) static(c *fiber.Ctx) error {
 		ct = fiber.MIMEOctetStream
 	}
 	c.Set(fiber.HeaderContentType, ct)
-	switch {
-	case name == "sw.js":
+	switch name {
+	case "sw.js":
 		c.Set(fiber.HeaderCacheControl, "no-cache")
 		c.Set("Service-Worker-Allowed", "/")
-	case name == "index.html":
+	case "index.html":
 		c.Set(fiber.HeaderCacheControl, "no-store")
 	default:
 		c.Set(fiber.HeaderCacheControl, "public, max-age=3600")
