@@ -153,10 +153,11 @@ type tunnel struct {
 	br      *bufio.Reader // backend reader (may hold bytes read past the 101)
 	owner   any
 
-	wmu    sync.Mutex // held while one whole frame is written to the client
-	bw     *bufio.Writer
-	closed bool
-	once   sync.Once
+	wmu      sync.Mutex // held while one whole frame is written to the client
+	bw       *bufio.Writer
+	closed   bool
+	midFrame bool // a frame was cut off: no close frame may follow
+	once     sync.Once
 }
 
 func (t *tunnel) run() {
@@ -216,6 +217,11 @@ func (t *tunnel) copyFrames() error {
 		if err == nil && t.br.Buffered() == 0 {
 			err = t.bw.Flush()
 		}
+		if err != nil {
+			// Part of a frame may have gone out; a close frame after it
+			// would be read as its payload.
+			t.midFrame = true
+		}
 		t.wmu.Unlock()
 		if err != nil {
 			return err
@@ -243,6 +249,9 @@ func (t *tunnel) sendClose(code uint16, reason string) {
 		return
 	}
 	t.closed = true
+	if t.midFrame {
+		return
+	}
 	if len(reason) > 123 {
 		reason = reason[:123]
 	}
