@@ -2,7 +2,10 @@ module github.com/svc-code/svc-code/services/chat
 
 go 1.26.0
 
-require github.com/svc-code/svc-code/libs v0.0.0
+require (
+	github.com/svc-code/svc-code/libs v0.0.0
+	go.uber.org/goleak v1.3.0
+)
 
 require (
 	github.com/andybalholm/brotli v1.2.0 // indirect
@@ -22,7 +25,6 @@ require (
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
 	github.com/valyala/fasthttp v1.69.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
-	go.uber.org/goleak v1.3.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
