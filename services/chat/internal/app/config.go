@@ -1,6 +1,7 @@
 // Package app wires chat together: LoadConfig reads the environment once,
 // and Run connects to Redis and PostgreSQL, applies the schema migrations
-// and serves the HTTP API (libs/svchttp) until its context ends. It is the
+// and serves the HTTP API (libs/svchttp, with internal/api's session and
+// provider routes on internal/store) until its context ends. It is the
 // only place that knows how the parts fit.
 package app
 
@@ -32,6 +33,10 @@ type Config struct {
 	// Listener, when set, is served instead of listening on Addr: tests pass
 	// one bound to 127.0.0.1:0 to learn the address. Run closes it.
 	Listener net.Listener
+
+	// lookPath finds the providers' default programs; nil means
+	// exec.LookPath. Tests set it to control what is "on PATH".
+	lookPath func(file string) (string, error)
 }
 
 // LoadConfig reads the configuration through getenv, reporting every

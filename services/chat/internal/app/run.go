@@ -12,6 +12,8 @@ import (
 	"github.com/svc-code/svc-code/libs/redisx"
 	"github.com/svc-code/svc-code/libs/svcenv"
 	"github.com/svc-code/svc-code/libs/svchttp"
+	"github.com/svc-code/svc-code/services/chat/internal/api"
+	"github.com/svc-code/svc-code/services/chat/internal/store"
 )
 
 // migrationFiles holds chat's schema migrations, applied at every start.
@@ -48,7 +50,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return err
 	}
 
-	api := svchttp.New(svchttp.Config{
+	app := svchttp.New(svchttp.Config{
 		Service:   Service,
 		Secret:    secret,
 		BodyLimit: cfg.BodyLimit,
@@ -58,6 +60,12 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		},
 		Log: log,
 	})
+	api.Register(app, api.Deps{
+		Store:    store.New(db),
+		Runtime:  api.Idle{}, // no agent processes yet: the /chat runtime replaces it
+		LookPath: cfg.lookPath,
+		Log:      log,
+	})
 	ln := cfg.Listener
 	if ln == nil {
 		if ln, err = (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.Addr); err != nil {
@@ -65,5 +73,5 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		}
 	}
 	log.InfoContext(ctx, "listening", "addr", ln.Addr().String(), "data_home", cfg.DataHome)
-	return svchttp.Serve(ctx, api, ln, cfg.ShutdownTimeout, log)
+	return svchttp.Serve(ctx, app, ln, cfg.ShutdownTimeout, log)
 }

@@ -1,0 +1,137 @@
+// Package api is chat's HTTP surface for sessions and providers, registered
+// on the service's fiber app: session create, list, read, rename, delete,
+// fork, provider and permission-mode changes, the session logs, the
+// provider catalog and the provider-path settings. Handlers validate their
+// input, answer problems with *protocol.Error (the error envelope) and keep
+// state in internal/store; what lives with a running agent process is asked
+// of a Runtime.
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"mime"
+	"os/exec"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/svc-code/svc-code/libs/protocol"
+	"github.com/svc-code/svc-code/services/chat/internal/agent"
+	"github.com/svc-code/svc-code/services/chat/internal/store"
+)
+
+// Runtime is the live side of sessions: their agent processes, which come
+// with the /chat runtime. Until it exists, Idle stands in: no session has a
+// process.
+type Runtime interface {
+	// State reports whether a turn of the session is running and whether a
+	// compaction is.
+	State(ctx context.Context, id string) (running, compacting bool)
+	// SetPermissionMode applies mode to the session's live process, if it
+	// has one, and tells when it takes effect. The mode is already stored.
+	SetPermissionMode(ctx context.Context, id, mode string) (agent.Applied, error)
+	// End ends everything live of the session (agent process, terminal,
+	// live state) before DELETE removes its record.
+	End(ctx context.Context, id string) error
+}
+
+// Idle is the Runtime of a chat with no processes: nothing runs, a mode
+// change applies on the next turn, there is nothing to end.
+type Idle struct{}
+
+var _ Runtime = Idle{}
+
+// State implements Runtime.
+func (Idle) State(context.Context, string) (running, compacting bool) { return false, false }
+
+// SetPermissionMode implements Runtime.
+func (Idle) SetPermissionMode(context.Context, string, string) (agent.Applied, error) {
+	return agent.AppliedNextTurn, nil
+}
+
+// End implements Runtime.
+func (Idle) End(context.Context, string) error { return nil }
+
+// Deps is what the routes need.
+type Deps struct {
+	Store   *store.Store
+	Runtime Runtime
+	// LookPath finds a provider's default program; nil means exec.LookPath.
+	LookPath func(file string) (string, error)
+	Log      *slog.Logger
+}
+
+type server struct{ Deps }
+
+// Register adds the routes to app.
+func Register(app *fiber.App, d Deps) {
+	if d.Runtime == nil {
+		d.Runtime = Idle{}
+	}
+	if d.LookPath == nil {
+		d.LookPath = exec.LookPath
+	}
+	s := &server{d}
+	app.Post("/api/sessions", s.createSession)
+	app.Get("/api/sessions", s.listSessions)
+	app.Get("/api/session/:id", s.getSession)
+	app.Patch("/api/session/:id", s.patchSession)
+	app.Delete("/api/session/:id", s.deleteSession)
+	app.Post("/api/session/:id/fork", s.forkSession)
+	app.Put("/api/session/:id/provider", s.putProvider)
+	app.Put("/api/session/:id/permission-mode", s.putPermissionMode)
+	app.Get("/api/sessions/:id/logs", s.logs)
+	app.Get("/api/sessions/:id/logs/messages", s.logMessages)
+	app.Get("/api/sessions/:id/logs/raw", s.logRaw)
+	app.Get("/api/sessions/:id/logs/tools", s.logTools)
+	app.Get("/api/providers", s.providerCatalog)
+	app.Get("/api/app/provider-path/:name", s.getProviderPath)
+	app.Put("/api/app/provider-path/:name", s.putProviderPath)
+}
+
+func badRequest(format string, args ...any) error {
+	return protocol.Errorf(protocol.CodeBadRequest, format, args...)
+}
+
+// storeError maps the store's errors to the envelope; others stay internal.
+func storeError(err error, id string) error {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return protocol.Errorf(protocol.CodeNotFound, "no session %q", id)
+	case errors.Is(err, store.ErrProviderLocked):
+		return protocol.Errorf(protocol.CodeProviderLocked, "the provider is locked after the session's first turn")
+	case errors.Is(err, store.ErrBadCursor):
+		return badRequest("malformed cursor: pass next_cursor from a previous page")
+	}
+	return err
+}
+
+// decodeJSON parses a JSON body strictly: the JSON content type, one
+// object, no unknown fields, no trailing data.
+func decodeJSON(c *fiber.Ctx, v any) error {
+	if mt, _, err := mime.ParseMediaType(c.Get(fiber.HeaderContentType)); err != nil || mt != fiber.MIMEApplicationJSON {
+		return protocol.Errorf(protocol.CodeUnsupportedMedia, "send Content-Type: application/json")
+	}
+	body := c.Body()
+	if len(bytes.TrimSpace(body)) == 0 || bytes.TrimSpace(body)[0] != '{' {
+		return badRequest("malformed JSON body: want one JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return badRequest("malformed JSON body: %v", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return badRequest("malformed JSON body: trailing data after the object")
+	}
+	return nil
+}
+
+// param copies a path parameter out of fasthttp's reused buffer.
+func param(c *fiber.Ctx, name string) string {
+	return string([]byte(c.Params(name)))
+}

@@ -1,0 +1,244 @@
+package api
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/svc-code/svc-code/services/chat/internal/providers"
+	"github.com/svc-code/svc-code/services/chat/internal/store"
+)
+
+// MaxTitleLen is the longest title, in characters.
+const MaxTitleLen = 500
+
+// sessionJSON is the session object of every session route.
+type sessionJSON struct {
+	SessionID      string    `json:"session_id"`
+	Title          string    `json:"title"`
+	Cwd            string    `json:"cwd"`
+	Provider       string    `json:"provider"`
+	ProviderLocked bool      `json:"provider_locked"`
+	PermissionMode string    `json:"permission_mode"`
+	Model          string    `json:"model"`
+	AgentRunning   bool      `json:"agent_running"`
+	IsCompacting   bool      `json:"is_compacting"`
+	CreatedAt      time.Time `json:"created_at"`
+	UpdatedAt      time.Time `json:"updated_at"`
+	Archived       bool      `json:"archived"`
+	ParentID       *string   `json:"parent_id"`
+	CostUSD        float64   `json:"cost_usd"`
+	Turns          int       `json:"turns"`
+	LastLine       int64     `json:"last_line"`
+}
+
+func (s *server) sessionJSON(ctx context.Context, sess store.Session) sessionJSON {
+	running, compacting := s.Runtime.State(ctx, sess.ID)
+	out := sessionJSON{
+		SessionID: sess.ID, Title: sess.Title, Cwd: sess.Cwd, Provider: sess.Provider,
+		ProviderLocked: sess.ProviderLocked, PermissionMode: sess.PermissionMode, Model: sess.Model,
+		AgentRunning: running, IsCompacting: compacting,
+		CreatedAt: sess.CreatedAt.UTC(), UpdatedAt: sess.UpdatedAt.UTC(), Archived: sess.Archived,
+		CostUSD: sess.CostUSD, Turns: sess.Turns, LastLine: sess.LastLine,
+	}
+	if sess.ParentID != "" {
+		out.ParentID = &sess.ParentID
+	}
+	return out
+}
+
+func validTitle(title string) error {
+	if !utf8.ValidString(title) || utf8.RuneCountInString(title) > MaxTitleLen {
+		return badRequest("title: at most %d characters of UTF-8", MaxTitleLen)
+	}
+	return nil
+}
+
+func validProvider(name string) error {
+	if _, ok := providers.Lookup(name); !ok {
+		return badRequest("unknown provider %q: use %q or %q", name, providers.AgentSDK, providers.AppServer)
+	}
+	return nil
+}
+
+type createRequest struct {
+	Cwd      string `json:"cwd"`
+	Provider string `json:"provider"`
+	Title    string `json:"title"`
+}
+
+// createSession: POST /api/sessions.
+func (s *server) createSession(c *fiber.Ctx) error {
+	var req createRequest
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	if req.Cwd == "" {
+		return badRequest("cwd is required")
+	}
+	if !filepath.IsAbs(req.Cwd) {
+		return badRequest("cwd %q: want an absolute path", req.Cwd)
+	}
+	cwd := filepath.Clean(req.Cwd)
+	if info, err := os.Stat(cwd); err != nil || !info.IsDir() {
+		return badRequest("cwd %q: not an existing directory", req.Cwd)
+	}
+	if req.Provider == "" {
+		req.Provider = providers.Default
+	}
+	if err := validProvider(req.Provider); err != nil {
+		return err
+	}
+	if err := validTitle(req.Title); err != nil {
+		return err
+	}
+	ctx := c.UserContext()
+	sess, err := s.Store.Create(ctx, store.NewSession{Cwd: cwd, Provider: req.Provider, Title: req.Title})
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(s.sessionJSON(ctx, sess))
+}
+
+// listSessions: GET /api/sessions?cwd&limit&cursor&archived.
+func (s *server) listSessions(c *fiber.Ctx) error {
+	q := store.ListQuery{Cwd: c.Query("cwd"), Cursor: c.Query("cursor")}
+	if raw := c.Query("limit"); raw != "" {
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 1 || n > store.MaxLimit {
+			return badRequest("limit %q: want a number from 1 to %d", raw, store.MaxLimit)
+		}
+		q.Limit = n
+	}
+	switch raw := c.Query("archived", "false"); raw {
+	case "false", "true":
+		archived := raw == "true"
+		q.Archived = &archived
+	case "all":
+	default:
+		return badRequest("archived %q: want true, false or all", raw)
+	}
+	ctx := c.UserContext()
+	page, err := s.Store.List(ctx, q)
+	if err != nil {
+		return storeError(err, "")
+	}
+	out := struct {
+		Sessions   []sessionJSON `json:"sessions"`
+		NextCursor *string       `json:"next_cursor"`
+	}{Sessions: make([]sessionJSON, 0, len(page.Sessions))}
+	for _, sess := range page.Sessions {
+		out.Sessions = append(out.Sessions, s.sessionJSON(ctx, sess))
+	}
+	if page.NextCursor != "" {
+		out.NextCursor = &page.NextCursor
+	}
+	return c.JSON(out)
+}
+
+// getSession: GET /api/session/{id}.
+func (s *server) getSession(c *fiber.Ctx) error {
+	id := param(c, "id")
+	sess, err := s.Store.Get(c.UserContext(), id)
+	if err != nil {
+		return storeError(err, id)
+	}
+	return c.JSON(s.sessionJSON(c.UserContext(), sess))
+}
+
+// patchSession: PATCH /api/session/{id} {"title"}.
+func (s *server) patchSession(c *fiber.Ctx) error {
+	id := param(c, "id")
+	var req struct {
+		Title *string `json:"title"`
+	}
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	if req.Title == nil {
+		return badRequest("title is required")
+	}
+	if err := validTitle(*req.Title); err != nil {
+		return err
+	}
+	sess, err := s.Store.UpdateTitle(c.UserContext(), id, *req.Title)
+	if err != nil {
+		return storeError(err, id)
+	}
+	return c.JSON(s.sessionJSON(c.UserContext(), sess))
+}
+
+// deleteSession: DELETE /api/session/{id}. Whatever runs for the session
+// ends first (Runtime.End), then its record and log are deleted.
+func (s *server) deleteSession(c *fiber.Ctx) error {
+	id := param(c, "id")
+	ctx := c.UserContext()
+	if _, err := s.Store.Get(ctx, id); err != nil {
+		return storeError(err, id)
+	}
+	if err := s.Runtime.End(ctx, id); err != nil {
+		return err
+	}
+	if err := s.Store.Delete(ctx, id); err != nil {
+		return storeError(err, id)
+	}
+	return c.JSON(fiber.Map{"ok": true, "session_id": id})
+}
+
+// forkSession: POST /api/session/{id}/fork, no body.
+func (s *server) forkSession(c *fiber.Ctx) error {
+	id := param(c, "id")
+	fork, err := s.Store.Fork(c.UserContext(), id)
+	if err != nil {
+		return storeError(err, id)
+	}
+	return c.Status(fiber.StatusCreated).JSON(s.sessionJSON(c.UserContext(), fork))
+}
+
+// putProvider: PUT /api/session/{id}/provider {"provider"}.
+func (s *server) putProvider(c *fiber.Ctx) error {
+	id := param(c, "id")
+	var req struct {
+		Provider string `json:"provider"`
+	}
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	if err := validProvider(req.Provider); err != nil {
+		return err
+	}
+	sess, err := s.Store.SetProvider(c.UserContext(), id, req.Provider)
+	if err != nil {
+		return storeError(err, id)
+	}
+	return c.JSON(s.sessionJSON(c.UserContext(), sess))
+}
+
+// putPermissionMode: PUT /api/session/{id}/permission-mode {"mode"}. The
+// mode is stored, then handed to the live process if there is one.
+func (s *server) putPermissionMode(c *fiber.Ctx) error {
+	id := param(c, "id")
+	var req struct {
+		Mode string `json:"mode"`
+	}
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	if !providers.ValidMode(req.Mode) {
+		return badRequest("unknown permission mode %q: use one of %v", req.Mode, providers.PermissionModes)
+	}
+	ctx := c.UserContext()
+	if _, err := s.Store.SetPermissionMode(ctx, id, req.Mode); err != nil {
+		return storeError(err, id)
+	}
+	applied, err := s.Runtime.SetPermissionMode(ctx, id, req.Mode)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"session_id": id, "mode": req.Mode, "applied": applied})
+}

@@ -1,0 +1,175 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/svc-code/svc-code/libs/pgmigrate/pgmigratetest"
+	"github.com/svc-code/svc-code/libs/protocol"
+	"github.com/svc-code/svc-code/libs/svchttp"
+	"github.com/svc-code/svc-code/libs/svchttp/svchttptest"
+	"github.com/svc-code/svc-code/services/chat/internal/store"
+)
+
+func TestMain(m *testing.M) { svchttptest.VerifyTestMain(m) }
+
+const testSecret = "0123456789abcdef-chat-tests"
+
+func testRedisURL() string {
+	if u := os.Getenv("TEST_REDIS_URL"); u != "" {
+		return u
+	}
+	return "redis://127.0.0.1:6379/0"
+}
+
+// chat is one chat instance started by startChat, with a Store on the same
+// schema for arranging what the routes do not create (messages, turns).
+type chat struct {
+	t     *testing.T
+	base  string
+	store *store.Store
+}
+
+// startChat runs Run in-process on 127.0.0.1:0 against a PostgreSQL schema
+// of the test's own and the test Redis. lookPath stands for the lookup of
+// the providers' programs on PATH. It is stopped, and checked to stop
+// cleanly, when the test ends.
+func startChat(t *testing.T, lookPath func(string) (string, error)) *chat {
+	t.Helper()
+	dbURL := pgmigratetest.MustSchema(t)
+	env := map[string]string{
+		"SVC_CODE_HOME":       t.TempDir(),
+		"SVC_INTERNAL_SECRET": testSecret,
+		"REDIS_URL":           testRedisURL(),
+		"REDIS_PREFIX":        "test:" + t.Name() + ":",
+		"DATABASE_URL":        dbURL,
+		"SHUTDOWN_TIMEOUT":    "5s",
+	}
+	cfg, err := LoadConfig(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatalf("LoadConfig: %v", err)
+	}
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Listener = ln
+	cfg.lookPath = lookPath
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	log := slog.New(slog.NewTextHandler(t.Output(), nil))
+	go func() { done <- Run(ctx, cfg, log) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		case <-time.After(15 * time.Second):
+			t.Error("Run did not return within 15s of its context's end")
+		}
+	})
+	c := &chat{t: t, base: "http://" + ln.Addr().String()}
+	// Until Run serves, this request waits in the listen backlog; if Run
+	// fails first, it closes the listener and the request fails at once.
+	if got := c.do(http.MethodGet, svchttp.HealthPath(Service), ""); got.status != http.StatusOK {
+		cancel()
+		t.Fatalf("chat did not start: %d %s (Run: %v)", got.status, got.raw, <-done)
+	}
+	db, err := pgxpool.New(context.Background(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	c.store = store.New(db)
+	return c
+}
+
+// testClient opens a connection per request, so none outlives a test.
+var testClient = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+
+// answer is a response, its body read and, when JSON, decoded.
+type answer struct {
+	status int
+	header http.Header
+	raw    string
+	body   map[string]any
+}
+
+// str returns the string field key of the body.
+func (a answer) str(key string) string {
+	s, _ := a.body[key].(string)
+	return s
+}
+
+// do sends body (JSON, when not empty) with the internal credential, as
+// the gateway forwards a request.
+func (c *chat) do(method, path, body string) answer {
+	c.t.Helper()
+	return c.send(method, path, body, "application/json", testSecret)
+}
+
+func (c *chat) send(method, path, body, contentType, secret string) answer {
+	c.t.Helper()
+	req, err := http.NewRequest(method, c.base+path, strings.NewReader(body))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if body != "" && contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	if secret != "" {
+		req.Header.Set(protocol.HeaderInternal, secret)
+	}
+	resp, err := testClient.Do(req)
+	if err != nil {
+		c.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		c.t.Fatalf("%s %s: read body: %v", method, path, err)
+	}
+	a := answer{status: resp.StatusCode, header: resp.Header, raw: string(raw)}
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		if err := json.Unmarshal(raw, &a.body); err != nil {
+			c.t.Fatalf("%s %s: answer is not a JSON object: %v: %s", method, path, err, raw)
+		}
+	}
+	return a
+}
+
+// want fails the test unless a has status and, for an error, code.
+func (a answer) want(t *testing.T, status int, code string) {
+	t.Helper()
+	if a.status != status {
+		t.Fatalf("got %d %s, want %d", a.status, a.raw, status)
+	}
+	if code != "" && a.str("error") != code {
+		t.Fatalf("got error %q (%s), want %q", a.str("error"), a.raw, code)
+	}
+}
+
+// mustSession creates a session in cwd and returns its id.
+func (c *chat) mustSession(cwd string) string {
+	c.t.Helper()
+	got := c.do(http.MethodPost, "/api/sessions", `{"cwd":`+quote(cwd)+`}`)
+	got.want(c.t, http.StatusCreated, "")
+	return got.str("session_id")
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}

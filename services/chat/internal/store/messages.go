@@ -1,0 +1,71 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Kinds of message in a session's log.
+const (
+	KindUserPrompt = "user_prompt" // a prompt a user sent
+	KindAgent      = "agent"       // an agent message, its JSON unchanged
+	KindNotice     = "notice"      // a server notice shown in the conversation
+)
+
+// Message is one line of a session's log.
+type Message struct {
+	SessionID  string
+	Line       int64
+	Kind       string
+	Payload    json.RawMessage
+	IsFavorite bool
+	CreatedAt  time.Time
+}
+
+// SID is the stable id clients de-duplicate by: "{session_id}:{line}".
+func (m Message) SID() string { return m.SessionID + ":" + strconv.FormatInt(m.Line, 10) }
+
+// AppendMessage stores a message at the next line of the session's log
+// and returns it. payload must be a JSON value (a JSON object, in
+// practice). The line is allocated and the message inserted in one
+// statement: concurrent appends get unique, gapless lines.
+func (s *Store) AppendMessage(ctx context.Context, id, kind string, payload json.RawMessage) (Message, error) {
+	m := Message{SessionID: id, Kind: kind, Payload: payload}
+	err := s.db.QueryRow(ctx, `WITH s AS (
+			UPDATE sessions SET next_line = next_line + 1, updated_at = now() WHERE id = $1 RETURNING id, next_line
+		)
+		INSERT INTO session_messages (session_id, line, kind, payload)
+		SELECT s.id, s.next_line, $2, $3 FROM s
+		RETURNING line, created_at`, id, kind, string(payload)).Scan(&m.Line, &m.CreatedAt)
+	if err != nil {
+		return Message{}, notFound(err, "append message to session", id)
+	}
+	return m, nil
+}
+
+// Messages returns up to limit messages of the session's log whose line is
+// after since, in line order. It does not check that the session exists:
+// an unknown one has no messages.
+func (s *Store) Messages(ctx context.Context, id string, since int64, limit int) ([]Message, error) {
+	rows, err := s.db.Query(ctx, `SELECT session_id, line, kind, payload, is_favorite, created_at
+		FROM session_messages WHERE session_id = $1 AND line > $2 ORDER BY line LIMIT $3`, id, since, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read messages of session %s: %w", id, err)
+	}
+	msgs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Message, error) {
+		var m Message
+		var payload []byte
+		err := row.Scan(&m.SessionID, &m.Line, &m.Kind, &payload, &m.IsFavorite, &m.CreatedAt)
+		m.Payload = payload
+		return m, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read messages of session %s: %w", id, err)
+	}
+	return msgs, nil
+}

@@ -1,0 +1,189 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Session is a row of the sessions table.
+type Session struct {
+	ID             string
+	Title          string
+	Cwd            string
+	Provider       string
+	ProviderLocked bool
+	PermissionMode string
+	Model          string
+	Archived       bool
+	// ParentID is the session this one was forked or archived from; "" if
+	// none (or when that session was deleted).
+	ParentID string
+	// ProviderSessionID is the agent's own conversation id, for --resume;
+	// "" until the agent reports one.
+	ProviderSessionID string
+	CostUSD           float64
+	Turns             int
+	// LastLine is the line of the newest message, 0 for an empty log.
+	LastLine  int64
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// NewSession is what Create needs.
+type NewSession struct {
+	Cwd            string // required
+	Provider       string // required
+	Title          string
+	PermissionMode string // "" means "default"
+	Model          string
+}
+
+const sessionColumns = `id, title, cwd, provider, provider_locked, permission_mode, model, archived,
+	coalesce(parent_id, ''), coalesce(provider_session_id, ''), cost_usd::float8, turns, next_line,
+	created_at, updated_at`
+
+func scanSession(row pgx.Row) (Session, error) {
+	var s Session
+	err := row.Scan(&s.ID, &s.Title, &s.Cwd, &s.Provider, &s.ProviderLocked, &s.PermissionMode, &s.Model,
+		&s.Archived, &s.ParentID, &s.ProviderSessionID, &s.CostUSD, &s.Turns, &s.LastLine,
+		&s.CreatedAt, &s.UpdatedAt)
+	return s, err
+}
+
+// Create stores a new session with a new id.
+func (s *Store) Create(ctx context.Context, n NewSession) (Session, error) {
+	if n.PermissionMode == "" {
+		n.PermissionMode = "default"
+	}
+	row := s.db.QueryRow(ctx, `INSERT INTO sessions (id, title, cwd, provider, permission_mode, model)
+		VALUES ($1, $2, $3, $4, $5, $6) RETURNING `+sessionColumns,
+		NewID(), n.Title, n.Cwd, n.Provider, n.PermissionMode, n.Model)
+	sess, err := scanSession(row)
+	if err != nil {
+		return Session{}, fmt.Errorf("create session: %w", err)
+	}
+	return sess, nil
+}
+
+// Get returns the session id.
+func (s *Store) Get(ctx context.Context, id string) (Session, error) {
+	sess, err := scanSession(s.db.QueryRow(ctx, `SELECT `+sessionColumns+` FROM sessions WHERE id = $1`, id))
+	if err != nil {
+		return Session{}, notFound(err, "get session", id)
+	}
+	return sess, nil
+}
+
+// update runs an UPDATE ... WHERE id = $1 with set, returning the session.
+func (s *Store) update(ctx context.Context, op, id, set string, args ...any) (Session, error) {
+	row := s.db.QueryRow(ctx, `UPDATE sessions SET `+set+`, updated_at = now() WHERE id = $1 RETURNING `+sessionColumns,
+		append([]any{id}, args...)...)
+	sess, err := scanSession(row)
+	if err != nil {
+		return Session{}, notFound(err, op, id)
+	}
+	return sess, nil
+}
+
+// UpdateTitle sets the session's title.
+func (s *Store) UpdateTitle(ctx context.Context, id, title string) (Session, error) {
+	return s.update(ctx, "update title of session", id, `title = $2`, title)
+}
+
+// SetPermissionMode stores the session's permission mode, the one its next
+// process is launched with.
+func (s *Store) SetPermissionMode(ctx context.Context, id, mode string) (Session, error) {
+	return s.update(ctx, "set permission mode of session", id, `permission_mode = $2`, mode)
+}
+
+// SetArchived archives or unarchives the session.
+func (s *Store) SetArchived(ctx context.Context, id string, archived bool) (Session, error) {
+	return s.update(ctx, "archive session", id, `archived = $2`, archived)
+}
+
+// LockProvider locks the session's provider for good, as its first turn
+// does. Locking a locked session changes nothing.
+func (s *Store) LockProvider(ctx context.Context, id string) (Session, error) {
+	return s.update(ctx, "lock provider of session", id, `provider_locked = true`)
+}
+
+// SetProviderSessionID stores the agent's conversation id, for --resume.
+func (s *Store) SetProviderSessionID(ctx context.Context, id, providerSessionID string) (Session, error) {
+	return s.update(ctx, "set provider session id of session", id, `provider_session_id = nullif($2, '')`, providerSessionID)
+}
+
+// SetProvider binds the session to provider. Once the provider is locked it
+// fails with ErrProviderLocked, unless provider is the one already bound
+// (then nothing changes).
+func (s *Store) SetProvider(ctx context.Context, id, provider string) (Session, error) {
+	row := s.db.QueryRow(ctx, `UPDATE sessions SET provider = $2, updated_at = now()
+		WHERE id = $1 AND (NOT provider_locked OR provider = $2) RETURNING `+sessionColumns, id, provider)
+	sess, err := scanSession(row)
+	switch {
+	case err == nil:
+		return sess, nil
+	case !errors.Is(err, pgx.ErrNoRows):
+		return Session{}, fmt.Errorf("set provider of session %s: %w", id, err)
+	}
+	if _, err := s.Get(ctx, id); err != nil {
+		return Session{}, err
+	}
+	return Session{}, fmt.Errorf("set provider of session %s: %w", id, ErrProviderLocked)
+}
+
+// RecordTurn counts a finished turn: turns + 1, its cost added, the
+// provider locked (the first turn locks it).
+func (s *Store) RecordTurn(ctx context.Context, id string, costUSD float64) (Session, error) {
+	return s.update(ctx, "record turn of session", id,
+		`turns = turns + 1, cost_usd = cost_usd + $2, provider_locked = true`, costUSD)
+}
+
+// Delete removes the session and its log. Forks of it keep their copy of
+// the log and lose their parent_id.
+func (s *Store) Delete(ctx context.Context, id string) error {
+	tag, err := s.db.Exec(ctx, `DELETE FROM sessions WHERE id = $1`, id)
+	if err != nil {
+		return fmt.Errorf("delete session %s: %w", id, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("delete session %s: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// Fork copies the session, its log included (same lines), into a new
+// session whose parent_id is id. A session with an empty log can be forked.
+//
+// The fork keeps the provider, its lock, the permission mode, the model and
+// the provider's conversation id: its first turn must continue that
+// conversation as a fork of it (Claude Code: --resume with --fork-session),
+// never append to the parent's. Its cost_usd and turns start at zero: they
+// count what the fork itself runs.
+func (s *Store) Fork(ctx context.Context, id string) (Session, error) {
+	var fork Session
+	err := pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
+		// FOR SHARE holds appends to the parent (they update its row)
+		// until the copy is done, so next_line matches the copied log.
+		row := tx.QueryRow(ctx, `INSERT INTO sessions (id, title, cwd, provider, provider_locked, permission_mode,
+				model, parent_id, provider_session_id, next_line)
+			SELECT $2, title, cwd, provider, provider_locked, permission_mode, model, id, provider_session_id, next_line
+			FROM (SELECT * FROM sessions WHERE id = $1 FOR SHARE) AS parent
+			RETURNING `+sessionColumns, id, NewID())
+		var err error
+		if fork, err = scanSession(row); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO session_messages (session_id, line, kind, payload, is_favorite, created_at)
+			SELECT $2, line, kind, payload, is_favorite, created_at FROM session_messages WHERE session_id = $1`,
+			id, fork.ID)
+		return err
+	})
+	if err != nil {
+		return Session{}, notFound(err, "fork session", id)
+	}
+	return fork, nil
+}

@@ -1,0 +1,52 @@
+// Package store is chat's PostgreSQL persistence: the sessions, their
+// numbered message log and the server-wide settings (tables created by
+// internal/app/migrations). It knows nothing of HTTP or of agent
+// processes; callers tell its failures apart with errors.Is against
+// ErrNotFound, ErrProviderLocked and ErrBadCursor.
+//
+// Every message of a session (user prompt, agent message, notice) gets the
+// next line number of that session. AppendMessage allocates it by bumping
+// sessions.next_line in the same statement that inserts the message, so the
+// lines of a session are unique and gapless however many writers there are.
+package store
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Errors callers tell apart with errors.Is.
+var (
+	// ErrNotFound: no session with that id.
+	ErrNotFound = errors.New("session not found")
+	// ErrProviderLocked: the session's provider can no longer be changed.
+	ErrProviderLocked = errors.New("provider locked after the first turn")
+	// ErrBadCursor: a list cursor this package did not produce.
+	ErrBadCursor = errors.New("malformed cursor")
+)
+
+// Store reads and writes chat's tables through a pgx pool.
+type Store struct {
+	db *pgxpool.Pool
+}
+
+// New returns a Store on db, whose search_path leads to chat's tables.
+func New(db *pgxpool.Pool) *Store {
+	return &Store{db: db}
+}
+
+// NewID returns a new session id: 26 characters of base32 (128 random
+// bits), safe in paths and query strings.
+func NewID() string { return rand.Text() }
+
+// notFound turns pgx.ErrNoRows into ErrNotFound, naming the session.
+func notFound(err error, op, id string) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("%s %s: %w", op, id, ErrNotFound)
+	}
+	return fmt.Errorf("%s %s: %w", op, id, err)
+}
