@@ -37,6 +37,11 @@ type Runtime interface {
 	// End ends everything live of the session (agent process, terminal,
 	// live state) before DELETE removes its record.
 	End(ctx context.Context, id string) error
+	// Stop interrupts the session's running turn and tells its sockets
+	// (`stopped`).
+	Stop(ctx context.Context, id string) (agent.InterruptOutcome, error)
+	// Active lists the sessions with a live agent process or turn.
+	Active() []string
 }
 
 // Idle is the Runtime of a chat with no processes: nothing runs, a mode
@@ -55,6 +60,14 @@ func (Idle) SetPermissionMode(context.Context, string, string) (agent.Applied, e
 
 // End implements Runtime.
 func (Idle) End(context.Context, string) error { return nil }
+
+// Stop implements Runtime.
+func (Idle) Stop(context.Context, string) (agent.InterruptOutcome, error) {
+	return agent.InterruptIdle, nil
+}
+
+// Active implements Runtime.
+func (Idle) Active() []string { return nil }
 
 // Deps is what the routes need.
 type Deps struct {
@@ -84,6 +97,8 @@ func Register(app *fiber.App, d Deps) {
 	app.Post("/api/session/:id/fork", s.forkSession)
 	app.Put("/api/session/:id/provider", s.putProvider)
 	app.Put("/api/session/:id/permission-mode", s.putPermissionMode)
+	app.Post("/api/session/:id/stop", s.stopSession)
+	app.Get("/api/active-sessions", s.activeSessions)
 	app.Get("/api/sessions/:id/logs", s.logs)
 	app.Get("/api/sessions/:id/logs/messages", s.logMessages)
 	app.Get("/api/sessions/:id/logs/raw", s.logRaw)

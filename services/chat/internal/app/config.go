@@ -1,7 +1,9 @@
 // Package app wires chat together: LoadConfig reads the environment once,
 // and Run connects to Redis and PostgreSQL, applies the schema migrations
 // and serves the HTTP API (libs/svchttp, with internal/api's session and
-// provider routes on internal/store) until its context ends. It is the
+// provider routes on internal/store) and the /chat WebSocket
+// (internal/chatws on internal/room's session runtime) until its context
+// ends. It is the
 // only place that knows how the parts fit.
 package app
 
@@ -37,6 +39,9 @@ type Config struct {
 	// lookPath finds the providers' default programs; nil means
 	// exec.LookPath. Tests set it to control what is "on PATH".
 	lookPath func(file string) (string, error)
+	// agentEnv is added to the agent processes' environment (tests set
+	// FAKECLAUDE_* variables).
+	agentEnv []string
 }
 
 // LoadConfig reads the configuration through getenv, reporting every

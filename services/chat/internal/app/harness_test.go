@@ -37,6 +37,7 @@ func testRedisURL() string {
 type chat struct {
 	t     *testing.T
 	base  string
+	addr  string
 	store *store.Store
 }
 
@@ -45,6 +46,13 @@ type chat struct {
 // the providers' programs on PATH. It is stopped, and checked to stop
 // cleanly, when the test ends.
 func startChat(t *testing.T, lookPath func(string) (string, error)) *chat {
+	t.Helper()
+	return startChatEnv(t, lookPath, nil)
+}
+
+// startChatEnv is startChat with agentEnv added to the environment of the
+// agent processes chat starts.
+func startChatEnv(t *testing.T, lookPath func(string) (string, error), agentEnv []string) *chat {
 	t.Helper()
 	dbURL := pgmigratetest.MustSchema(t)
 	env := map[string]string{
@@ -65,6 +73,7 @@ func startChat(t *testing.T, lookPath func(string) (string, error)) *chat {
 	}
 	cfg.Listener = ln
 	cfg.lookPath = lookPath
+	cfg.agentEnv = agentEnv
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	log := slog.New(slog.NewTextHandler(t.Output(), nil))
@@ -80,7 +89,7 @@ func startChat(t *testing.T, lookPath func(string) (string, error)) *chat {
 			t.Error("Run did not return within 15s of its context's end")
 		}
 	})
-	c := &chat{t: t, base: "http://" + ln.Addr().String()}
+	c := &chat{t: t, base: "http://" + ln.Addr().String(), addr: ln.Addr().String()}
 	// Until Run serves, this request waits in the listen backlog; if Run
 	// fails first, it closes the listener and the request fails at once.
 	if got := c.do(http.MethodGet, svchttp.HealthPath(Service), ""); got.status != http.StatusOK {

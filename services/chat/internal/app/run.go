@@ -13,6 +13,8 @@ import (
 	"github.com/svc-code/svc-code/libs/svcenv"
 	"github.com/svc-code/svc-code/libs/svchttp"
 	"github.com/svc-code/svc-code/services/chat/internal/api"
+	"github.com/svc-code/svc-code/services/chat/internal/chatws"
+	"github.com/svc-code/svc-code/services/chat/internal/room"
 	"github.com/svc-code/svc-code/services/chat/internal/store"
 )
 
@@ -60,12 +62,30 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		},
 		Log: log,
 	})
+	st := store.New(db)
+	rooms := room.NewManager(room.Config{Store: st, LookPath: cfg.lookPath, Env: cfg.agentEnv, Log: log})
 	api.Register(app, api.Deps{
-		Store:    store.New(db),
-		Runtime:  api.Idle{}, // no agent processes yet: the /chat runtime replaces it
+		Store:    st,
+		Runtime:  rooms,
 		LookPath: cfg.lookPath,
 		Log:      log,
 	})
+	sockets := chatws.Register(app, chatws.Deps{Store: st, Rooms: rooms, Log: log})
+	// Hijacked WebSockets are not waited for by the HTTP shutdown: close
+	// them, and end the agent processes, as soon as the context ends.
+	liveCtx, cancelLive := context.WithCancel(ctx)
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		<-liveCtx.Done()
+		sockets.CloseAll()
+		rooms.Close()
+	}()
+	defer func() {
+		<-stopped
+		sockets.Wait()
+	}()
+	defer cancelLive() // runs first: also when Run fails before ctx ends
 	ln := cfg.Listener
 	if ln == nil {
 		if ln, err = (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.Addr); err != nil {

@@ -1,0 +1,605 @@
+// Package room is chat's session runtime on one instance: per session a
+// Room with the sockets attached to it (as Sinks) and, started lazily by the
+// first user message, the session's agent provider. A pump goroutine per
+// provider turns its events into /chat frames: agent messages are appended
+// to the session's log (internal/store) and broadcast with their line;
+// raw output, stderr, permission requests and compaction progress are
+// broadcast as they come; a finished turn is recorded (cost, turns).
+//
+// Appending a line and broadcasting its frame happen under one lock, so
+// every sink sees the lines of a session in order; a socket that joins
+// subscribes first and reads the log after, then drops the lines it already
+// replayed (see Sink).
+//
+// Manager implements internal/api's Runtime. Ownership of a session by one
+// instance among several (Redis) is not here yet: it belongs in
+// Manager.room, which would claim the session before creating its Room.
+package room
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os/exec"
+	"sync"
+	"time"
+
+	"github.com/svc-code/svc-code/services/chat/internal/agent"
+	"github.com/svc-code/svc-code/services/chat/internal/agent/claude"
+	"github.com/svc-code/svc-code/services/chat/internal/providers"
+	"github.com/svc-code/svc-code/services/chat/internal/store"
+)
+
+// controlTimeout bounds provider calls made for a client message.
+const controlTimeout = 15 * time.Second
+
+// Frame is one server-to-client frame: its JSON and, for a frame of the
+// session's log, its line (0 otherwise).
+type Frame struct {
+	Line int64
+	Data []byte
+}
+
+// NewFrame encodes v (a map or struct with a "type" field) as a Frame.
+func NewFrame(line int64, v any) Frame {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b, _ = json.Marshal(map[string]string{"type": "error", "message": "encode frame: " + err.Error()})
+	}
+	return Frame{Line: line, Data: b}
+}
+
+// ErrorFrame is an `error` frame with message.
+func ErrorFrame(message string) Frame {
+	return NewFrame(0, map[string]string{"type": "error", "message": message})
+}
+
+// Sink is an attached socket. Send must not block: a sink that cannot keep
+// up closes itself (and calls Leave).
+type Sink interface {
+	Send(f Frame)
+}
+
+// Config is what a Manager needs.
+type Config struct {
+	Store *store.Store
+	// LookPath finds a provider's default program; nil means exec.LookPath.
+	LookPath func(string) (string, error)
+	// Env is added to every agent process's environment (tests set
+	// FAKECLAUDE_* variables).
+	Env []string
+	Log *slog.Logger
+}
+
+// Manager holds the rooms of the sessions this instance serves.
+type Manager struct {
+	cfg   Config
+	log   *slog.Logger
+	mu    sync.Mutex
+	rooms map[string]*Room
+	pumps sync.WaitGroup
+}
+
+// NewManager returns a Manager with no rooms.
+func NewManager(cfg Config) *Manager {
+	log := cfg.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.LookPath == nil {
+		cfg.LookPath = exec.LookPath
+	}
+	return &Manager{cfg: cfg, log: log, rooms: map[string]*Room{}}
+}
+
+// room returns the session's room, creating it.
+func (m *Manager) room(id string) *Room {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := m.rooms[id]
+	if r == nil {
+		r = &Room{m: m, id: id, sinks: map[Sink]bool{}, pending: map[string]agent.PermissionRequest{}}
+		m.rooms[id] = r
+	}
+	return r
+}
+
+// lookup returns the session's room, or nil.
+func (m *Manager) lookup(id string) *Room {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.rooms[id]
+}
+
+// Snapshot is what a joining socket is told: the live state for the
+// connected frame, and the pending permission requests to replay.
+type Snapshot struct {
+	Running, Compacting bool
+	Pending             []agent.PermissionRequest
+}
+
+// Join attaches s to the session's room; from now on s gets every frame
+// broadcast there. It returns the room and its state at that moment.
+func (m *Manager) Join(id string, s Sink) (*Room, Snapshot) {
+	r := m.room(id)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sinks[s] = true
+	snap := Snapshot{Running: r.running, Compacting: r.compacting}
+	for _, id := range r.order {
+		if p, ok := r.pending[id]; ok {
+			snap.Pending = append(snap.Pending, p)
+		}
+	}
+	return r, snap
+}
+
+// State implements api.Runtime.
+func (m *Manager) State(_ context.Context, id string) (running, compacting bool) {
+	r := m.lookup(id)
+	if r == nil {
+		return false, false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.running, r.compacting
+}
+
+// SetPermissionMode implements api.Runtime: the mode is already stored.
+func (m *Manager) SetPermissionMode(ctx context.Context, id, mode string) (agent.Applied, error) {
+	r := m.lookup(id)
+	if r == nil {
+		return agent.AppliedNextTurn, nil
+	}
+	applied, err := r.applyMode(ctx, mode)
+	if err != nil {
+		return "", err
+	}
+	r.Broadcast(NewFrame(0, map[string]any{"type": "permission_mode_changed", "mode": mode, "applied": applied}))
+	return applied, nil
+}
+
+// End implements api.Runtime: it ends the session's process and detaches
+// its sockets' room (they stay open until they close).
+func (m *Manager) End(_ context.Context, id string) error {
+	m.mu.Lock()
+	r := m.rooms[id]
+	delete(m.rooms, id)
+	m.mu.Unlock()
+	if r != nil {
+		r.closeProvider()
+	}
+	return nil
+}
+
+// Stop interrupts the session's running turn and broadcasts `stopped`, for
+// the stop message and POST /api/session/{id}/stop.
+func (m *Manager) Stop(ctx context.Context, id string) (agent.InterruptOutcome, error) {
+	r := m.lookup(id)
+	if r == nil {
+		return agent.InterruptIdle, nil
+	}
+	return r.Stop(ctx)
+}
+
+// Active lists the sessions with an agent process or a running turn.
+func (m *Manager) Active() []string {
+	m.mu.Lock()
+	rooms := make([]*Room, 0, len(m.rooms))
+	for _, r := range m.rooms {
+		rooms = append(rooms, r)
+	}
+	m.mu.Unlock()
+	var ids []string
+	for _, r := range rooms {
+		r.mu.Lock()
+		if r.prov != nil || r.running {
+			ids = append(ids, r.id)
+		}
+		r.mu.Unlock()
+	}
+	return ids
+}
+
+// Close ends every agent process and waits for their pumps.
+func (m *Manager) Close() {
+	m.mu.Lock()
+	rooms := m.rooms
+	m.rooms = map[string]*Room{}
+	m.mu.Unlock()
+	for _, r := range rooms {
+		r.closeProvider()
+	}
+	m.pumps.Wait()
+}
+
+// Room is one session's live state on this instance.
+type Room struct {
+	m  *Manager
+	id string
+
+	// appendMu serialises "append a line, broadcast its frame", so that
+	// lines are broadcast in order.
+	appendMu sync.Mutex
+	// startMu serialises starting the provider.
+	startMu sync.Mutex
+
+	mu         sync.Mutex
+	sinks      map[Sink]bool
+	prov       agent.Provider
+	running    bool
+	compacting bool
+	pending    map[string]agent.PermissionRequest
+	order      []string // request ids in arrival order
+}
+
+// ID is the session id.
+func (r *Room) ID() string { return r.id }
+
+// Leave detaches s.
+func (r *Room) Leave(s Sink) {
+	r.mu.Lock()
+	delete(r.sinks, s)
+	empty := len(r.sinks) == 0 && r.prov == nil
+	r.mu.Unlock()
+	if empty {
+		r.m.mu.Lock()
+		r.mu.Lock()
+		if len(r.sinks) == 0 && r.prov == nil && r.m.rooms[r.id] == r {
+			delete(r.m.rooms, r.id)
+		}
+		r.mu.Unlock()
+		r.m.mu.Unlock()
+	}
+}
+
+// Broadcast sends f to every attached sink.
+func (r *Room) Broadcast(f Frame) {
+	r.mu.Lock()
+	sinks := r.sinkList()
+	r.mu.Unlock()
+	for _, s := range sinks {
+		s.Send(f)
+	}
+}
+
+// sinkList copies the attached sinks; r.mu must be held.
+func (r *Room) sinkList() []Sink {
+	sinks := make([]Sink, 0, len(r.sinks))
+	for s := range r.sinks {
+		sinks = append(sinks, s)
+	}
+	return sinks
+}
+
+// appendAndBroadcast stores payload as the next line of the log and
+// broadcasts frame(line).
+func (r *Room) appendAndBroadcast(ctx context.Context, kind string, payload json.RawMessage, frame func(line int64) Frame) (int64, error) {
+	r.appendMu.Lock()
+	defer r.appendMu.Unlock()
+	msg, err := r.m.cfg.Store.AppendMessage(ctx, r.id, kind, payload)
+	if err != nil {
+		return 0, err
+	}
+	r.Broadcast(frame(msg.Line))
+	return msg.Line, nil
+}
+
+// FrameOf turns a stored message into the frame it was broadcast as.
+func FrameOf(m store.Message) Frame {
+	if m.Kind == store.KindAgent {
+		return NewFrame(m.Line, map[string]any{"type": "agent_message", "data": m.Payload, "line": m.Line})
+	}
+	return NewFrame(m.Line, map[string]any{"type": "message_stored", "message": m.Payload, "line": m.Line})
+}
+
+// Image is an image of a user message, as /chat receives it.
+type Image struct {
+	Type   string `json:"type"`
+	Source struct {
+		Type      string `json:"type"`
+		MediaType string `json:"media_type"`
+		Data      string `json:"data"`
+	} `json:"source"`
+}
+
+// UserMessage stores a prompt, broadcasts message_stored, acknowledges it
+// to sender with user_message_stored, and sends it to the agent, starting
+// the provider if needed. Failures reach every sink as error frames.
+func (r *Room) UserMessage(ctx context.Context, sender Sink, content string, images []Image) {
+	payload, _ := json.Marshal(map[string]any{"role": "user", "content": content, "images": images})
+	if len(images) == 0 {
+		payload, _ = json.Marshal(map[string]any{"role": "user", "content": content})
+	}
+	line, err := r.appendAndBroadcast(ctx, store.KindUserPrompt, payload, func(line int64) Frame {
+		return NewFrame(line, map[string]any{"type": "message_stored", "message": json.RawMessage(payload), "line": line})
+	})
+	if err != nil {
+		r.m.log.ErrorContext(ctx, "store prompt", "session_id", r.id, "err", err)
+		sender.Send(ErrorFrame("could not store the message"))
+		return
+	}
+	sender.Send(NewFrame(0, map[string]any{"type": "user_message_stored", "promptId": fmt.Sprintf("%s:%d", r.id, line), "isFavorite": false}))
+
+	prov, err := r.provider(ctx)
+	if err != nil {
+		r.Broadcast(ErrorFrame(err.Error()))
+		return
+	}
+	if _, err := r.m.cfg.Store.LockProvider(ctx, r.id); err != nil {
+		r.m.log.ErrorContext(ctx, "lock provider", "session_id", r.id, "err", err)
+	}
+	turn := agent.Turn{Text: content}
+	for _, im := range images {
+		turn.Images = append(turn.Images, agent.Image{MediaType: im.Source.MediaType, Data: im.Source.Data})
+	}
+	r.setRunning(true)
+	if err := prov.Send(ctx, turn); err != nil {
+		r.setRunning(false)
+		r.Broadcast(ErrorFrame(sendError(err)))
+	}
+}
+
+func sendError(err error) string {
+	var missing *agent.MissingExecutableError
+	if errors.As(err, &missing) {
+		return missing.Error()
+	}
+	return "could not send the message to the agent: " + err.Error()
+}
+
+func (r *Room) setRunning(v bool) {
+	r.mu.Lock()
+	r.running = v
+	r.mu.Unlock()
+}
+
+func (r *Room) current() agent.Provider {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.prov
+}
+
+// provider returns the session's provider, creating it (no process yet)
+// and its pump on first use.
+func (r *Room) provider(ctx context.Context) (agent.Provider, error) {
+	r.startMu.Lock()
+	defer r.startMu.Unlock()
+	if p := r.current(); p != nil {
+		return p, nil
+	}
+	sess, err := r.m.cfg.Store.Get(ctx, r.id)
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", r.id, err)
+	}
+	desc, ok := providers.Lookup(sess.Provider)
+	if !ok || desc.Name != providers.AgentSDK {
+		return nil, fmt.Errorf("provider %q is not supported yet by this server", sess.Provider)
+	}
+	var configured string
+	if _, err := r.m.cfg.Store.Setting(ctx, "provider_path/"+desc.Program, &configured); err != nil {
+		return nil, err
+	}
+	lookPath := r.m.cfg.LookPath
+	resolved, err := desc.Resolve(configured, lookPath)
+	if err != nil {
+		return nil, &agent.MissingExecutableError{Provider: desc.Name, Program: resolved, PathName: desc.Program, Err: err}
+	}
+	p := claude.New(claude.Config{Options: agent.Options{
+		Executable:     resolved,
+		Cwd:            sess.Cwd,
+		Model:          sess.Model,
+		PermissionMode: sess.PermissionMode,
+		Resume:         sess.ProviderSessionID,
+		Env:            r.m.cfg.Env,
+		Log:            r.m.log.With("session_id", r.id),
+	}})
+	r.mu.Lock()
+	r.prov = p
+	r.mu.Unlock()
+	r.m.pumps.Add(1)
+	go func() {
+		defer r.m.pumps.Done()
+		r.pump(p, sess.ProviderSessionID)
+	}()
+	return p, nil
+}
+
+// closeProvider ends the provider; its pump ends after the last events.
+func (r *Room) closeProvider() {
+	if p := r.current(); p != nil {
+		_ = p.Close()
+	}
+}
+
+// pump turns p's events into frames until p's stream ends.
+func (r *Room) pump(p agent.Provider, providerSessionID string) {
+	ctx := context.Background()
+	log := r.m.log.With("session_id", r.id)
+	st := r.m.cfg.Store
+	for {
+		ev, err := p.Events().Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		switch e := ev.(type) {
+		case agent.Message:
+			if _, err := r.appendAndBroadcast(ctx, store.KindAgent, e.Raw, func(line int64) Frame {
+				return NewFrame(line, map[string]any{"type": "agent_message", "data": e.Raw, "line": line})
+			}); err != nil {
+				log.ErrorContext(ctx, "store agent message", "err", err)
+				r.Broadcast(NewFrame(0, map[string]any{"type": "agent_message", "data": e.Raw}))
+			}
+			if e.SessionID != "" && e.SessionID != providerSessionID {
+				providerSessionID = e.SessionID
+				if _, err := st.SetProviderSessionID(ctx, r.id, e.SessionID); err != nil {
+					log.ErrorContext(ctx, "store provider session id", "err", err)
+				}
+			}
+		case agent.RawOutput:
+			r.Broadcast(NewFrame(0, map[string]any{"type": "raw_output", "line": e.Line}))
+		case agent.Stderr:
+			r.Broadcast(NewFrame(0, map[string]any{"type": "stderr", "line": e.Line}))
+		case agent.PermissionRequest:
+			// Recorded and addressed in one step: a socket joining now
+			// gets it either replayed or live, never both.
+			r.mu.Lock()
+			r.pending[e.RequestID] = e
+			r.order = append(r.order, e.RequestID)
+			sinks := r.sinkList()
+			r.mu.Unlock()
+			f := PermissionRequestFrame(e, false)
+			for _, s := range sinks {
+				s.Send(f)
+			}
+		case agent.PermissionRetired:
+			if r.retire(e.RequestID) {
+				r.Broadcast(NewFrame(0, map[string]any{
+					"type": "permission_resolved", "request_id": e.RequestID,
+					"behavior": "", "ok": false, "reason": e.Reason,
+				}))
+			}
+		case agent.Compaction:
+			r.mu.Lock()
+			r.compacting = e.Phase == agent.CompactionStarted
+			compacting := r.compacting
+			r.mu.Unlock()
+			r.Broadcast(NewFrame(0, map[string]any{
+				"type": "compact_progress", "phase": e.Phase, "result": e.Result,
+				"trigger": e.Trigger, "is_compacting": compacting,
+			}))
+		case agent.ModeChanged:
+			if _, err := st.SetPermissionMode(ctx, r.id, e.Mode); err != nil {
+				log.ErrorContext(ctx, "store permission mode", "err", err)
+			}
+		case agent.TurnStarted:
+			r.setRunning(true)
+		case agent.TurnEnded:
+			r.mu.Lock()
+			r.running, r.compacting = false, false
+			r.mu.Unlock()
+			if _, err := st.RecordTurn(ctx, r.id, e.CostUSD); err != nil {
+				log.ErrorContext(ctx, "record turn", "err", err)
+			}
+		case agent.ProcessExited:
+			r.mu.Lock()
+			r.running, r.compacting = false, false
+			r.mu.Unlock()
+			if e.Cause != agent.ExitRespawn {
+				r.Broadcast(NewFrame(0, map[string]any{
+					"type": "session_ended", "reason": e.Reason, "cause": e.Cause,
+					"exit_code": e.ExitCode,
+				}))
+			}
+		}
+	}
+	r.mu.Lock()
+	if r.prov == p {
+		r.prov = nil
+	}
+	r.running, r.compacting = false, false
+	r.mu.Unlock()
+}
+
+// retire forgets a pending request and reports whether it was pending.
+func (r *Room) retire(id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.pending[id]; !ok {
+		return false
+	}
+	delete(r.pending, id)
+	for i, o := range r.order {
+		if o == id {
+			r.order = append(r.order[:i], r.order[i+1:]...)
+			break
+		}
+	}
+	return true
+}
+
+// PermissionRequestFrame is the permission_request frame of p.
+func PermissionRequestFrame(p agent.PermissionRequest, replay bool) Frame {
+	f := map[string]any{
+		"type": "permission_request", "request_id": p.RequestID, "tool_name": p.ToolName,
+		"input": p.Input, "suggestions": p.Suggestions,
+	}
+	if p.Input == nil {
+		f["input"] = json.RawMessage("{}")
+	}
+	if p.Suggestions == nil {
+		f["suggestions"] = []json.RawMessage{}
+	}
+	if replay {
+		f["replay"] = true
+	}
+	return NewFrame(0, f)
+}
+
+// PermissionResponse answers a pending request and broadcasts
+// permission_resolved; ok is false when the request is not pending.
+func (r *Room) PermissionResponse(ctx context.Context, requestID string, d agent.PermissionDecision) {
+	ok := false
+	var failure error
+	if p := r.current(); p != nil {
+		cctx, cancel := context.WithTimeout(ctx, controlTimeout)
+		err := p.RespondPermission(cctx, requestID, d)
+		cancel()
+		ok = err == nil
+		if err != nil && !errors.Is(err, agent.ErrPermissionExpired) {
+			failure = err
+		}
+	}
+	r.retire(requestID)
+	if failure != nil {
+		r.Broadcast(ErrorFrame("permission response: " + failure.Error()))
+	}
+	r.Broadcast(NewFrame(0, map[string]any{
+		"type": "permission_resolved", "request_id": requestID,
+		"behavior": d.Behavior, "ok": ok,
+	}))
+}
+
+// Stop interrupts the running turn, then broadcasts `stopped`.
+func (r *Room) Stop(ctx context.Context) (agent.InterruptOutcome, error) {
+	outcome := agent.InterruptIdle
+	var err error
+	if p := r.current(); p != nil {
+		cctx, cancel := context.WithTimeout(ctx, controlTimeout)
+		outcome, err = p.Interrupt(cctx)
+		cancel()
+	}
+	r.Broadcast(NewFrame(0, map[string]any{"type": "stopped", "outcome": outcome}))
+	return outcome, err
+}
+
+// applyMode applies mode to the live provider, if any.
+func (r *Room) applyMode(ctx context.Context, mode string) (agent.Applied, error) {
+	p := r.current()
+	if p == nil {
+		return agent.AppliedNextTurn, nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, controlTimeout)
+	defer cancel()
+	return p.SetPermissionMode(cctx, mode)
+}
+
+// SetPermissionMode validates, applies and persists a mode change and
+// broadcasts permission_mode_changed.
+func (r *Room) SetPermissionMode(ctx context.Context, mode string) error {
+	if !providers.ValidMode(mode) {
+		return fmt.Errorf("unknown permission mode %q: use one of %v", mode, providers.PermissionModes)
+	}
+	applied, err := r.applyMode(ctx, mode)
+	if err != nil {
+		return fmt.Errorf("set permission mode: %w", err)
+	}
+	if _, err := r.m.cfg.Store.SetPermissionMode(ctx, r.id, mode); err != nil {
+		return fmt.Errorf("store permission mode: %w", err)
+	}
+	r.Broadcast(NewFrame(0, map[string]any{"type": "permission_mode_changed", "mode": mode, "applied": applied}))
+	return nil
+}
