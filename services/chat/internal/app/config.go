@@ -12,6 +12,7 @@ import (
 
 	"github.com/svc-code/svc-code/libs/envconf"
 	"github.com/svc-code/svc-code/libs/svcenv"
+	"github.com/svc-code/svc-code/services/chat/internal/agent"
 )
 
 // Service is chat's name: its health route, its logs and the component of
@@ -42,6 +43,8 @@ type Config struct {
 	// agentEnv is added to the agent processes' environment (tests set
 	// FAKECLAUDE_* variables).
 	agentEnv []string
+	// newProvider, when set, makes the sessions' agent providers (tests).
+	newProvider func(agent.Options) agent.Provider
 }
 
 // LoadConfig reads the configuration through getenv, reporting every

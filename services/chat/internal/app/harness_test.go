@@ -18,6 +18,7 @@ import (
 	"github.com/svc-code/svc-code/libs/protocol"
 	"github.com/svc-code/svc-code/libs/svchttp"
 	"github.com/svc-code/svc-code/libs/svchttp/svchttptest"
+	"github.com/svc-code/svc-code/services/chat/internal/agent"
 	"github.com/svc-code/svc-code/services/chat/internal/store"
 )
 
@@ -54,6 +55,13 @@ func startChat(t *testing.T, lookPath func(string) (string, error)) *chat {
 // agent processes chat starts.
 func startChatEnv(t *testing.T, lookPath func(string) (string, error), agentEnv []string) *chat {
 	t.Helper()
+	return startChatWith(t, lookPath, agentEnv, nil)
+}
+
+// startChatWith is startChatEnv with newProvider, when not nil, making the
+// sessions' providers.
+func startChatWith(t *testing.T, lookPath func(string) (string, error), agentEnv []string, newProvider func(agent.Options) agent.Provider) *chat {
+	t.Helper()
 	dbURL := pgmigratetest.MustSchema(t)
 	env := map[string]string{
 		"SVC_CODE_HOME":       t.TempDir(),
@@ -74,6 +82,7 @@ func startChatEnv(t *testing.T, lookPath func(string) (string, error), agentEnv 
 	cfg.Listener = ln
 	cfg.lookPath = lookPath
 	cfg.agentEnv = agentEnv
+	cfg.newProvider = newProvider
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	log := slog.New(slog.NewTextHandler(t.Output(), nil))

@@ -254,6 +254,7 @@ type clientMessage struct {
 	UpdatedInput    json.RawMessage `json:"updated_input"`
 	SuggestionIndex *int            `json:"suggestion_index"`
 	Message         string          `json:"message"`
+	Answers         json.RawMessage `json:"answers"`
 }
 
 func (s *server) handle(ctx context.Context, c *conn, r *room.Room, raw []byte) {
@@ -288,8 +289,19 @@ func (s *server) handle(ctx context.Context, c *conn, r *room.Room, raw []byte) 
 			Behavior: agent.Behavior(m.Behavior), UpdatedInput: m.UpdatedInput,
 			SuggestionIndex: m.SuggestionIndex, Message: m.Message,
 		})
-	case "clear_session", "tool_answer":
-		c.Send(room.ErrorFrame(m.Type + " is not yet supported"))
+	case "clear_session":
+		if _, err := r.Clear(ctx); err != nil {
+			s.Log.Error("clear session", "session_id", r.ID(), "err", err)
+			c.Send(room.ErrorFrame("clear_session: could not clear the session"))
+		}
+	case "tool_answer":
+		if m.RequestID == "" || len(m.Answers) == 0 || m.Answers[0] != '{' {
+			c.Send(room.ErrorFrame("tool_answer: request_id and answers (an object) are required"))
+			return
+		}
+		if err := r.ToolAnswer(ctx, m.RequestID, m.Answers); err != nil {
+			c.Send(room.ErrorFrame(err.Error()))
+		}
 	case "":
 		c.Send(room.ErrorFrame("message without a type"))
 	default:

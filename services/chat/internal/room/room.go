@@ -27,6 +27,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/svc-code/svc-code/services/chat/internal/agent"
 	"github.com/svc-code/svc-code/services/chat/internal/agent/claude"
 	"github.com/svc-code/svc-code/services/chat/internal/providers"
@@ -72,6 +74,13 @@ type Config struct {
 	// FAKECLAUDE_* variables).
 	Env []string
 	Log *slog.Logger
+	// NewProvider, when set, makes the sessions' providers instead of the
+	// agent-sdk one (tests); the program is then not looked up.
+	NewProvider func(agent.Options) agent.Provider
+	// Redis and TurnStream: where turn events are added (XADD); no events
+	// when either is unset.
+	Redis      *redis.Client
+	TurnStream string
 }
 
 // Manager holds the rooms of the sessions this instance serves.
@@ -81,6 +90,7 @@ type Manager struct {
 	mu    sync.Mutex
 	rooms map[string]*Room
 	pumps sync.WaitGroup
+	bg    sync.WaitGroup // turn event writes
 }
 
 // NewManager returns a Manager with no rooms.
@@ -214,6 +224,7 @@ func (m *Manager) Close() {
 		r.closeProvider()
 	}
 	m.pumps.Wait()
+	m.bg.Wait()
 }
 
 // Room is one session's live state on this instance.
@@ -230,10 +241,14 @@ type Room struct {
 	mu         sync.Mutex
 	sinks      map[Sink]bool
 	prov       agent.Provider
+	pumpDone   chan struct{} // closed when prov's pump has ended
 	running    bool
 	compacting bool
 	pending    map[string]agent.PermissionRequest
-	order      []string // request ids in arrival order
+	order      []string  // request ids in arrival order
+	sent       []*prompt // prompts sent, their turn not started yet
+	turns      []*prompt // turns started, not ended yet (oldest first)
+	cwd, model string    // of the current provider, for turn events
 }
 
 // ID is the session id.
@@ -336,8 +351,13 @@ func (r *Room) UserMessage(ctx context.Context, sender Sink, content string, ima
 	for _, im := range images {
 		turn.Images = append(turn.Images, agent.Image{MediaType: im.Source.MediaType, Data: im.Source.Data})
 	}
+	r.mu.Lock()
+	pr := &prompt{id: turnID(r.id, line), text: content, cwd: r.cwd, model: r.model}
+	r.mu.Unlock()
+	r.promptSent(pr)
 	r.setRunning(true)
 	if err := prov.Send(ctx, turn); err != nil {
+		r.promptFailed(pr)
 		r.setRunning(false)
 		r.Broadcast(ErrorFrame(sendError(err)))
 	}
@@ -379,31 +399,40 @@ func (r *Room) provider(ctx context.Context) (agent.Provider, error) {
 	if !ok || desc.Name != providers.AgentSDK {
 		return nil, fmt.Errorf("provider %q is not supported yet by this server", sess.Provider)
 	}
-	var configured string
-	if _, err := r.m.cfg.Store.Setting(ctx, "provider_path/"+desc.Program, &configured); err != nil {
-		return nil, err
-	}
-	lookPath := r.m.cfg.LookPath
-	resolved, err := desc.Resolve(configured, lookPath)
-	if err != nil {
-		return nil, &agent.MissingExecutableError{Provider: desc.Name, Program: resolved, PathName: desc.Program, Err: err}
-	}
-	p := claude.New(claude.Config{Options: agent.Options{
-		Executable:     resolved,
+	opts := agent.Options{
 		Cwd:            sess.Cwd,
 		Model:          sess.Model,
 		PermissionMode: sess.PermissionMode,
 		Resume:         sess.ProviderSessionID,
 		Env:            r.m.cfg.Env,
 		Log:            r.m.log.With("session_id", r.id),
-	}})
+	}
+	var p agent.Provider
+	if r.m.cfg.NewProvider != nil {
+		p = r.m.cfg.NewProvider(opts)
+	} else {
+		var configured string
+		if _, err := r.m.cfg.Store.Setting(ctx, "provider_path/"+desc.Program, &configured); err != nil {
+			return nil, err
+		}
+		resolved, err := desc.Resolve(configured, r.m.cfg.LookPath)
+		if err != nil {
+			return nil, &agent.MissingExecutableError{Provider: desc.Name, Program: resolved, PathName: desc.Program, Err: err}
+		}
+		opts.Executable = resolved
+		p = claude.New(claude.Config{Options: opts})
+	}
+	done := make(chan struct{})
 	r.mu.Lock()
 	r.prov = p
+	r.pumpDone = done
+	r.cwd, r.model = sess.Cwd, sess.Model
 	r.mu.Unlock()
 	r.m.pumps.Add(1)
 	go func() {
 		defer r.m.pumps.Done()
-		r.pump(p, sess.ProviderSessionID)
+		defer close(done)
+		r.pump(p, sess.ProviderSessionID, sess.Provider)
 	}()
 	return p, nil
 }
@@ -416,7 +445,7 @@ func (r *Room) closeProvider() {
 }
 
 // pump turns p's events into frames until p's stream ends.
-func (r *Room) pump(p agent.Provider, providerSessionID string) {
+func (r *Room) pump(p agent.Provider, providerSessionID, providerName string) {
 	ctx := context.Background()
 	log := r.m.log.With("session_id", r.id)
 	st := r.m.cfg.Store
@@ -427,6 +456,19 @@ func (r *Room) pump(p agent.Provider, providerSessionID string) {
 		}
 		switch e := ev.(type) {
 		case agent.Message:
+			switch {
+			case e.Type == agent.TypeAssistant:
+				r.countTools(e.Raw)
+			case e.Type == agent.TypeSystem && e.Subtype == "init":
+				var init struct {
+					Model string `json:"model"`
+				}
+				if json.Unmarshal(e.Raw, &init) == nil && init.Model != "" {
+					r.mu.Lock()
+					r.model = init.Model
+					r.mu.Unlock()
+				}
+			}
 			if _, err := r.appendAndBroadcast(ctx, store.KindAgent, e.Raw, func(line int64) Frame {
 				return NewFrame(line, map[string]any{"type": "agent_message", "data": e.Raw, "line": line})
 			}); err != nil {
@@ -477,6 +519,7 @@ func (r *Room) pump(p agent.Provider, providerSessionID string) {
 			}
 		case agent.TurnStarted:
 			r.setRunning(true)
+			r.turnStarted(providerName)
 		case agent.TurnEnded:
 			r.mu.Lock()
 			r.running, r.compacting = false, false
@@ -484,10 +527,15 @@ func (r *Room) pump(p agent.Provider, providerSessionID string) {
 			if _, err := st.RecordTurn(ctx, r.id, e.CostUSD); err != nil {
 				log.ErrorContext(ctx, "record turn", "err", err)
 			}
+			r.turnEnded(&e)
 		case agent.ProcessExited:
 			r.mu.Lock()
 			r.running, r.compacting = false, false
+			cut := e.TurnRunning
 			r.mu.Unlock()
+			if cut {
+				r.turnEnded(nil)
+			}
 			if e.Cause != agent.ExitRespawn {
 				r.Broadcast(NewFrame(0, map[string]any{
 					"type": "session_ended", "reason": e.Reason, "cause": e.Cause,
@@ -499,6 +547,7 @@ func (r *Room) pump(p agent.Provider, providerSessionID string) {
 	r.mu.Lock()
 	if r.prov == p {
 		r.prov = nil
+		r.sent, r.turns = nil, nil
 	}
 	r.running, r.compacting = false, false
 	r.mu.Unlock()
@@ -601,5 +650,81 @@ func (r *Room) SetPermissionMode(ctx context.Context, mode string) error {
 		return fmt.Errorf("store permission mode: %w", err)
 	}
 	r.Broadcast(NewFrame(0, map[string]any{"type": "permission_mode_changed", "mode": mode, "applied": applied}))
+	return nil
+}
+
+// Clear is clear_session: it ends the agent process (waiting for its last
+// events), retires the pending permission requests (permission_resolved
+// ok:false, reason "session_cleared"), moves the conversation into a new
+// archived session (store.Clear) and broadcasts session_cleared with both
+// ids. The next user message starts a fresh process and conversation.
+func (r *Room) Clear(ctx context.Context) (store.Session, error) {
+	r.startMu.Lock()
+	defer r.startMu.Unlock()
+	r.mu.Lock()
+	p, done := r.prov, r.pumpDone
+	r.mu.Unlock()
+	if p != nil {
+		_ = p.Close()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return store.Session{}, ctx.Err()
+		}
+	}
+	r.mu.Lock()
+	ids := r.order
+	r.order, r.pending = nil, map[string]agent.PermissionRequest{}
+	r.running, r.compacting = false, false
+	r.mu.Unlock()
+	for _, id := range ids {
+		r.Broadcast(NewFrame(0, map[string]any{
+			"type": "permission_resolved", "request_id": id,
+			"behavior": "", "ok": false, "reason": "session_cleared",
+		}))
+	}
+	r.appendMu.Lock()
+	archived, err := r.m.cfg.Store.Clear(ctx, r.id)
+	r.appendMu.Unlock()
+	if err != nil {
+		return store.Session{}, err
+	}
+	r.Broadcast(NewFrame(0, map[string]any{
+		"type": "session_cleared", "session_id": r.id, "archived_session_id": archived.ID,
+	}))
+	return archived, nil
+}
+
+// AskUserTool is the tool whose permission request is an ask-user prompt
+// (Claude Code's AskUserQuestion), answered with tool_answer.
+const AskUserTool = "AskUserQuestion"
+
+// ToolAnswer is tool_answer: it answers the pending ask-user permission
+// request requestID by allowing it with updated_input = the request's input
+// plus "answers": answers (Claude Code reads the user's choices from the
+// AskUserQuestion input's answers object). permission_resolved (behavior
+// allow) goes to every sink, ok false when the request is not pending.
+func (r *Room) ToolAnswer(ctx context.Context, requestID string, answers json.RawMessage) error {
+	r.mu.Lock()
+	req, pending := r.pending[requestID]
+	r.mu.Unlock()
+	if !pending {
+		r.Broadcast(NewFrame(0, map[string]any{
+			"type": "permission_resolved", "request_id": requestID, "behavior": agent.Allow, "ok": false,
+		}))
+		return nil
+	}
+	input := map[string]json.RawMessage{}
+	if len(req.Input) > 0 {
+		if err := json.Unmarshal(req.Input, &input); err != nil {
+			return fmt.Errorf("tool_answer: the prompt's input is not an object: %w", err)
+		}
+	}
+	input["answers"] = answers
+	updated, err := json.Marshal(input)
+	if err != nil {
+		return fmt.Errorf("tool_answer: %w", err)
+	}
+	r.PermissionResponse(ctx, requestID, agent.PermissionDecision{Behavior: agent.Allow, UpdatedInput: updated})
 	return nil
 }

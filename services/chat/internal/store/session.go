@@ -187,3 +187,41 @@ func (s *Store) Fork(ctx context.Context, id string) (Session, error) {
 	}
 	return fork, nil
 }
+
+// Clear archives the session's conversation and resets the session, in one
+// transaction, for clear_session. The conversation moves to a new session
+// (returned): archived, parent_id = id, the same cwd, provider, its lock,
+// permission mode and model, the title with " (archived)" appended, the
+// provider's conversation id, cost_usd and turns, and the whole log with its
+// lines. The session itself keeps its id and settings, with an empty log,
+// cost_usd and turns at zero and no provider conversation id (its next turn
+// starts a fresh conversation). Its next_line is kept: lines stay monotonic
+// per session id, so the first message after a clear gets the line after the
+// last archived one and sids ({session_id}:{line}) are never reused.
+func (s *Store) Clear(ctx context.Context, id string) (Session, error) {
+	var archived Session
+	err := pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
+		// FOR UPDATE holds appends (they update the row) until the log
+		// has moved.
+		row := tx.QueryRow(ctx, `INSERT INTO sessions (id, title, cwd, provider, provider_locked, permission_mode,
+				model, archived, parent_id, provider_session_id, cost_usd, turns, next_line, created_at)
+			SELECT $2, CASE WHEN title = '' THEN '(archived)' ELSE title || ' (archived)' END, cwd, provider,
+				provider_locked, permission_mode, model, true, id, provider_session_id, cost_usd, turns, next_line, now()
+			FROM (SELECT * FROM sessions WHERE id = $1 FOR UPDATE) AS cur
+			RETURNING `+sessionColumns, id, NewID())
+		var err error
+		if archived, err = scanSession(row); err != nil {
+			return err
+		}
+		if _, err = tx.Exec(ctx, `UPDATE session_messages SET session_id = $2 WHERE session_id = $1`, id, archived.ID); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `UPDATE sessions SET provider_session_id = NULL, cost_usd = 0, turns = 0,
+			updated_at = now() WHERE id = $1`, id)
+		return err
+	})
+	if err != nil {
+		return Session{}, notFound(err, "clear session", id)
+	}
+	return archived, nil
+}

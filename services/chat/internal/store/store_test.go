@@ -463,3 +463,41 @@ func FuzzDecodeCursor(f *testing.F) {
 		}
 	})
 }
+
+func TestClear(t *testing.T) {
+	s := mustStore(t)
+	ctx := context.Background()
+	cur := mustCreate(t, s, store.NewSession{Title: "c", Provider: "agent-sdk"})
+	mustAppend(t, s, cur.ID, store.KindUserPrompt, `{"message":"a"}`)
+	mustAppend(t, s, cur.ID, store.KindAgent, `{"type":"assistant"}`)
+	if _, err := s.RecordTurn(ctx, cur.ID, 1.5); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SetProviderSessionID(ctx, cur.ID, "conv-1"); err != nil {
+		t.Fatal(err)
+	}
+	arch, err := s.Clear(ctx, cur.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !arch.Archived || arch.ParentID != cur.ID || arch.Title != "c (archived)" || arch.Turns != 1 ||
+		arch.CostUSD != 1.5 || arch.ProviderSessionID != "conv-1" || arch.LastLine != 2 || arch.Cwd != cur.Cwd {
+		t.Errorf("archived %+v", arch)
+	}
+	if msgs, err := s.Messages(ctx, arch.ID, 0, 10); err != nil || len(msgs) != 2 || msgs[1].SessionID != arch.ID {
+		t.Errorf("archived log %+v, %v", msgs, err)
+	}
+	if msgs, err := s.Messages(ctx, cur.ID, 0, 10); err != nil || len(msgs) != 0 {
+		t.Errorf("cleared log %+v, %v", msgs, err)
+	}
+	got, err := s.Get(ctx, cur.ID)
+	if err != nil || got.Archived || got.ProviderSessionID != "" || got.Turns != 0 || got.CostUSD != 0 || got.LastLine != 2 {
+		t.Errorf("cleared %+v, %v", got, err)
+	}
+	if m := mustAppend(t, s, cur.ID, store.KindAgent, `{}`); m.Line != 3 {
+		t.Errorf("line after clear %d, want 3 (monotonic)", m.Line)
+	}
+	if _, err := s.Clear(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("clear unknown: %v", err)
+	}
+}
