@@ -63,8 +63,10 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		Log: log,
 	})
 	st := store.New(db)
-	rooms := room.NewManager(room.Config{Store: st, LookPath: cfg.lookPath, Env: cfg.agentEnv, Log: log,
-		NewProvider: cfg.newProvider, Redis: rdb, TurnStream: redisx.Keys{Prefix: cfg.RedisPrefix}.Key("turns")})
+	rooms := room.NewManager(room.Config{
+		Store: st, LookPath: cfg.lookPath, Env: cfg.agentEnv, Log: log,
+		NewProvider: cfg.newProvider, Redis: rdb, TurnStream: redisx.Keys{Prefix: cfg.RedisPrefix}.Key("turns"),
+	})
 	api.Register(app, api.Deps{
 		Store:    st,
 		Runtime:  rooms,

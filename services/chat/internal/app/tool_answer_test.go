@@ -29,13 +29,16 @@ func (p *askProvider) Send(_ context.Context, _ agent.Turn) error {
 	p.events.Push(agent.PermissionRequest{RequestID: "ask-1", ToolName: "AskUserQuestion", Input: json.RawMessage(askInput)})
 	return nil
 }
+
 func (p *askProvider) Interrupt(context.Context) (agent.InterruptOutcome, error) {
 	return agent.InterruptIdle, nil
 }
+
 func (p *askProvider) SetPermissionMode(context.Context, string) (agent.Applied, error) {
 	return agent.AppliedNextTurn, nil
 }
-func (p *askProvider) RespondPermission(_ context.Context, id string, d agent.PermissionDecision) error {
+
+func (p *askProvider) RespondPermission(_ context.Context, _ string, d agent.PermissionDecision) error {
 	p.mu.Lock()
 	p.got = append(p.got, d)
 	p.mu.Unlock()
@@ -43,6 +46,7 @@ func (p *askProvider) RespondPermission(_ context.Context, id string, d agent.Pe
 	p.events.Push(agent.TurnEnded{Subtype: "success"})
 	return nil
 }
+
 func (p *askProvider) Close() error {
 	p.events.Push(agent.ProcessExited{Cause: agent.ExitClosed})
 	p.events.Close()

@@ -61,8 +61,10 @@ func TestChatTurnEvents(t *testing.T) {
 			t.Errorf("turn_ended %s = %v, want %q (%v)", k, ended[k], want, ended)
 		}
 	}
-	for _, k := range []string{"model", "cost_usd", "input_tokens", "output_tokens", "cache_read_tokens",
-		"cache_creation_tokens", "duration_ms", "stop_reason", "ended_at"} {
+	for _, k := range []string{
+		"model", "cost_usd", "input_tokens", "output_tokens", "cache_read_tokens",
+		"cache_creation_tokens", "duration_ms", "stop_reason", "ended_at",
+	} {
 		if _, ok := ended[k]; !ok {
 			t.Errorf("turn_ended lacks %s: %v", k, ended)
 		}

@@ -291,7 +291,7 @@ func (s *server) handle(ctx context.Context, c *conn, r *room.Room, raw []byte) 
 		})
 	case "clear_session":
 		if _, err := r.Clear(ctx); err != nil {
-			s.Log.Error("clear session", "session_id", r.ID(), "err", err)
+			s.Log.ErrorContext(ctx, "clear session", "session_id", r.ID(), "err", err)
 			c.Send(room.ErrorFrame("clear_session: could not clear the session"))
 		}
 	case "tool_answer":

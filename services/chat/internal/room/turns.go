@@ -20,13 +20,12 @@ const turnAddTimeout = 5 * time.Second
 
 // prompt is a user message sent to the agent, waiting for its turn.
 type prompt struct {
-	id     string // turn_id: "<session_id>:<line of the prompt>"
-	text   string
-	cwd    string
-	model  string
-	start  time.Time
-	tools  int // tool_use blocks in the turn's assistant messages
-	queued bool
+	id    string // turn_id: "<session_id>:<line of the prompt>"
+	text  string
+	cwd   string
+	model string
+	start time.Time
+	tools int // tool_use blocks in the turn's assistant messages
 }
 
 // publishTurn adds a turn event to the turns stream, in the background:
