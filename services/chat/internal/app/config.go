@@ -9,6 +9,7 @@ package app
 
 import (
 	"net"
+	"time"
 
 	"github.com/svc-code/svc-code/libs/envconf"
 	"github.com/svc-code/svc-code/libs/svcenv"
@@ -23,6 +24,11 @@ const Service = "chat"
 const (
 	EnvAddr     = "CHAT_ADDR"
 	DefaultAddr = "127.0.0.1:8771"
+	// EnvOwnerTTL is how long a session's ownership claim lives without
+	// renewal (renewed every third of it): how soon another instance takes
+	// over the sessions of a dead one.
+	EnvOwnerTTL     = "CHAT_OWNER_TTL"
+	DefaultOwnerTTL = 6 * time.Second
 )
 
 // Config is chat's configuration.
@@ -36,6 +42,8 @@ type Config struct {
 	// Listener, when set, is served instead of listening on Addr: tests pass
 	// one bound to 127.0.0.1:0 to learn the address. Run closes it.
 	Listener net.Listener
+	// OwnerTTL is CHAT_OWNER_TTL.
+	OwnerTTL time.Duration
 
 	// lookPath finds the providers' default programs; nil means
 	// exec.LookPath. Tests set it to control what is "on PATH".
@@ -55,6 +63,10 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		Common:      svcenv.LoadCommon(r),
 		Addr:        r.String(EnvAddr, DefaultAddr),
 		DatabaseURL: svcenv.LoadPostgresURL(r, svcenv.EnvDatabaseURL),
+		OwnerTTL:    r.Duration(EnvOwnerTTL, DefaultOwnerTTL),
+	}
+	if cfg.OwnerTTL < 300*time.Millisecond {
+		r.Fail("%s=%s: want at least 300ms", EnvOwnerTTL, cfg.OwnerTTL)
 	}
 	if _, _, err := net.SplitHostPort(cfg.Addr); err != nil {
 		r.Fail("%s=%q: want host:port", EnvAddr, cfg.Addr)

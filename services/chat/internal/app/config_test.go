@@ -2,6 +2,7 @@ package app
 
 import (
 	"testing"
+	"time"
 )
 
 // TestLoadConfigDefaults covers chat's own variables; svcenv's tests cover
@@ -20,6 +21,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		{"Addr", cfg.Addr, "127.0.0.1:8771"},
 		{"DatabaseURL", cfg.DatabaseURL, ""},
 		{"DataHome", cfg.DataHome, home},
+		{"OwnerTTL", cfg.OwnerTTL, DefaultOwnerTTL},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -27,5 +29,17 @@ func TestLoadConfigDefaults(t *testing.T) {
 				t.Errorf("got %v, want %v", tt.got, tt.want)
 			}
 		})
+	}
+}
+
+func TestLoadConfigOwnerTTL(t *testing.T) {
+	env := map[string]string{"SVC_CODE_HOME": t.TempDir(), EnvOwnerTTL: "2s"}
+	cfg, err := LoadConfig(func(k string) string { return env[k] })
+	if err != nil || cfg.OwnerTTL != 2*time.Second {
+		t.Errorf("CHAT_OWNER_TTL=2s: %v, %v", cfg.OwnerTTL, err)
+	}
+	env[EnvOwnerTTL] = "10ms"
+	if _, err := LoadConfig(func(k string) string { return env[k] }); err == nil {
+		t.Errorf("CHAT_OWNER_TTL=10ms: no error")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -40,6 +41,8 @@ type chat struct {
 	base  string
 	addr  string
 	store *store.Store
+	// stop ends Run and waits for it (also done when the test ends).
+	stop func()
 }
 
 // startChat runs Run in-process on 127.0.0.1:0 against a PostgreSQL schema
@@ -62,7 +65,14 @@ func startChatEnv(t *testing.T, lookPath func(string) (string, error), agentEnv 
 // sessions' providers.
 func startChatWith(t *testing.T, lookPath func(string) (string, error), agentEnv []string, newProvider func(agent.Options) agent.Provider) *chat {
 	t.Helper()
-	dbURL := pgmigratetest.MustSchema(t)
+	return startInstance(t, pgmigratetest.MustSchema(t), nil, lookPath, agentEnv, newProvider)
+}
+
+// startInstance starts one chat instance on the PostgreSQL schema dbURL,
+// with the variables extra added to its environment; instances of one test
+// share the Redis prefix.
+func startInstance(t *testing.T, dbURL string, extra map[string]string, lookPath func(string) (string, error), agentEnv []string, newProvider func(agent.Options) agent.Provider) *chat {
+	t.Helper()
 	env := map[string]string{
 		"SVC_CODE_HOME":       t.TempDir(),
 		"SVC_INTERNAL_SECRET": testSecret,
@@ -70,6 +80,9 @@ func startChatWith(t *testing.T, lookPath func(string) (string, error), agentEnv
 		"REDIS_PREFIX":        "test:" + t.Name() + ":",
 		"DATABASE_URL":        dbURL,
 		"SHUTDOWN_TIMEOUT":    "5s",
+	}
+	for k, v := range extra {
+		env[k] = v
 	}
 	cfg, err := LoadConfig(func(k string) string { return env[k] })
 	if err != nil {
@@ -87,18 +100,22 @@ func startChatWith(t *testing.T, lookPath func(string) (string, error), agentEnv
 	done := make(chan error, 1)
 	log := slog.New(slog.NewTextHandler(t.Output(), nil))
 	go func() { done <- Run(ctx, cfg, log) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Run: %v", err)
+	var stopOnce sync.Once
+	stop := func() {
+		stopOnce.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("Run: %v", err)
+				}
+			case <-time.After(15 * time.Second):
+				t.Error("Run did not return within 15s of its context's end")
 			}
-		case <-time.After(15 * time.Second):
-			t.Error("Run did not return within 15s of its context's end")
-		}
-	})
-	c := &chat{t: t, base: "http://" + ln.Addr().String(), addr: ln.Addr().String()}
+		})
+	}
+	t.Cleanup(stop)
+	c := &chat{t: t, base: "http://" + ln.Addr().String(), addr: ln.Addr().String(), stop: stop}
 	// Until Run serves, this request waits in the listen backlog; if Run
 	// fails first, it closes the listener and the request fails at once.
 	if got := c.do(http.MethodGet, svchttp.HealthPath(Service), ""); got.status != http.StatusOK {

@@ -231,6 +231,11 @@ func (s *server) read(c *conn, r *room.Room) {
 			return
 		}
 		_ = c.ws.SetReadDeadline(time.Now().Add(readTimeout))
+		select {
+		case <-c.done: // the writer has ended, after its deadline above
+			return
+		default:
+		}
 		if kind != websocket.TextMessage {
 			c.Send(room.ErrorFrame("send JSON text messages"))
 			continue
@@ -271,37 +276,26 @@ func (s *server) handle(ctx context.Context, c *conn, r *room.Room, raw []byte) 
 			c.Send(room.ErrorFrame("user_message: content is required"))
 			return
 		}
-		r.UserMessage(ctx, c, *m.Content, m.Images)
-	case "stop":
-		if _, err := r.Stop(ctx); err != nil {
-			c.Send(room.ErrorFrame("stop: " + err.Error()))
-		}
+		r.Do(ctx, c, room.Command{Type: m.Type, Content: *m.Content, Images: m.Images})
+	case "stop", "clear_session":
+		r.Do(ctx, c, room.Command{Type: m.Type})
 	case "set_permission_mode":
-		if err := r.SetPermissionMode(ctx, m.Mode); err != nil {
-			c.Send(room.ErrorFrame(err.Error()))
-		}
+		r.Do(ctx, c, room.Command{Type: m.Type, Mode: m.Mode})
 	case "permission_response":
 		if m.RequestID == "" || (m.Behavior != string(agent.Allow) && m.Behavior != string(agent.Deny)) {
 			c.Send(room.ErrorFrame(`permission_response: request_id and behavior ("allow" or "deny") are required`))
 			return
 		}
-		r.PermissionResponse(ctx, m.RequestID, agent.PermissionDecision{
+		r.Do(ctx, c, room.Command{Type: m.Type, RequestID: m.RequestID, Decision: agent.PermissionDecision{
 			Behavior: agent.Behavior(m.Behavior), UpdatedInput: m.UpdatedInput,
 			SuggestionIndex: m.SuggestionIndex, Message: m.Message,
-		})
-	case "clear_session":
-		if _, err := r.Clear(ctx); err != nil {
-			s.Log.ErrorContext(ctx, "clear session", "session_id", r.ID(), "err", err)
-			c.Send(room.ErrorFrame("clear_session: could not clear the session"))
-		}
+		}})
 	case "tool_answer":
 		if m.RequestID == "" || len(m.Answers) == 0 || m.Answers[0] != '{' {
 			c.Send(room.ErrorFrame("tool_answer: request_id and answers (an object) are required"))
 			return
 		}
-		if err := r.ToolAnswer(ctx, m.RequestID, m.Answers); err != nil {
-			c.Send(room.ErrorFrame(err.Error()))
-		}
+		r.Do(ctx, c, room.Command{Type: m.Type, RequestID: m.RequestID, Answers: m.Answers})
 	case "":
 		c.Send(room.ErrorFrame("message without a type"))
 	default:
@@ -312,7 +306,13 @@ func (s *server) handle(ctx context.Context, c *conn, r *room.Room, raw []byte) 
 // write is the connection's only writer: head, the log after `after` (when
 // >= 0), then live frames without the lines already replayed.
 func (s *server) write(c *conn, id string, head []room.Frame, after int64) {
-	defer func() { _ = c.ws.NetConn().Close() }() // unblocks the reader
+	// Unblocks the reader: fasthttp closes a hijacked connection only
+	// after its handler returns (Close is a no-op before), so the reader's
+	// pending read is ended by a deadline in the past.
+	defer func() {
+		_ = c.ws.NetConn().SetReadDeadline(time.Now())
+		_ = c.ws.NetConn().Close()
+	}()
 	put := func(f room.Frame) bool {
 		_ = c.ws.SetWriteDeadline(time.Now().Add(writeTimeout))
 		if err := c.ws.WriteMessage(websocket.TextMessage, f.Data); err != nil {

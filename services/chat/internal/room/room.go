@@ -11,9 +11,9 @@
 // subscribes first and reads the log after, then drops the lines it already
 // replayed (see Sink).
 //
-// Manager implements internal/api's Runtime. Ownership of a session by one
-// instance among several (Redis) is not here yet: it belongs in
-// Manager.room, which would claim the session before creating its Room.
+// Manager implements internal/api's Runtime. With several instances
+// (Config.OwnerTTL), one instance owns a session's process and the others
+// relay its frames and forward their sockets' commands (see cluster.go).
 package room
 
 import (
@@ -25,6 +25,7 @@ import (
 	"log/slog"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -81,6 +82,12 @@ type Config struct {
 	// when either is unset.
 	Redis      *redis.Client
 	TurnStream string
+	// Prefix is the Redis key prefix; OwnerTTL, when > 0 (and Redis is
+	// set), turns on ownership of sessions among several instances (see
+	// cluster.go); Instance names this instance ("" picks a random id).
+	Prefix   string
+	OwnerTTL time.Duration
+	Instance string
 }
 
 // Manager holds the rooms of the sessions this instance serves.
@@ -90,7 +97,13 @@ type Manager struct {
 	mu    sync.Mutex
 	rooms map[string]*Room
 	pumps sync.WaitGroup
-	bg    sync.WaitGroup // turn event writes
+	bg    sync.WaitGroup // turn event writes, forwarded commands
+
+	instance    string
+	nextSink    atomic.Uint64
+	ps          *redis.PubSub
+	stopCluster context.CancelFunc
+	loops       sync.WaitGroup
 }
 
 // NewManager returns a Manager with no rooms.
@@ -102,17 +115,29 @@ func NewManager(cfg Config) *Manager {
 	if cfg.LookPath == nil {
 		cfg.LookPath = exec.LookPath
 	}
-	return &Manager{cfg: cfg, log: log, rooms: map[string]*Room{}}
+	if cfg.Instance == "" {
+		cfg.Instance = newInstanceID()
+	}
+	m := &Manager{cfg: cfg, log: log, rooms: map[string]*Room{}, instance: cfg.Instance}
+	if m.multi() {
+		m.startCluster()
+	}
+	return m
 }
 
 // room returns the session's room, creating it.
 func (m *Manager) room(id string) *Room {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	r := m.rooms[id]
-	if r == nil {
-		r = &Room{m: m, id: id, sinks: map[Sink]bool{}, pending: map[string]agent.PermissionRequest{}}
-		m.rooms[id] = r
+	if r != nil {
+		m.mu.Unlock()
+		return r
+	}
+	r = &Room{m: m, id: id, sinks: map[Sink]string{}, ids: map[string]Sink{}, pending: map[string]agent.PermissionRequest{}}
+	m.rooms[id] = r
+	m.mu.Unlock()
+	if m.multi() {
+		m.subscribe(r)
 	}
 	return r
 }
@@ -136,12 +161,24 @@ type Snapshot struct {
 func (m *Manager) Join(id string, s Sink) (*Room, Snapshot) {
 	r := m.room(id)
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.sinks[s] = true
+	sid := fmt.Sprintf("%s:%d", m.instance, m.nextSink.Add(1))
+	r.sinks[s] = sid
+	r.ids[sid] = s
+	owned := r.owned
 	snap := Snapshot{Running: r.running, Compacting: r.compacting}
 	for _, id := range r.order {
 		if p, ok := r.pending[id]; ok {
 			snap.Pending = append(snap.Pending, p)
+		}
+	}
+	r.mu.Unlock()
+	if m.multi() && !owned && len(snap.Pending) == 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), redisTimeout)
+		defer cancel()
+		if p, err := m.pendingOf(ctx, id); err == nil {
+			snap.Pending = p
+		} else {
+			m.log.Error("read pending requests", "session_id", id, "err", err)
 		}
 	}
 	return r, snap
@@ -181,6 +218,7 @@ func (m *Manager) End(_ context.Context, id string) error {
 	m.mu.Unlock()
 	if r != nil {
 		r.closeProvider()
+		m.dropped(r)
 	}
 	return nil
 }
@@ -225,6 +263,7 @@ func (m *Manager) Close() {
 	}
 	m.pumps.Wait()
 	m.bg.Wait()
+	m.closeCluster(rooms)
 }
 
 // Room is one session's live state on this instance.
@@ -238,8 +277,18 @@ type Room struct {
 	// startMu serialises starting the provider.
 	startMu sync.Mutex
 
+	// claimMu serialises claiming the session; cmdMu guards the queue of
+	// commands forwarded by other instances.
+	claimMu    sync.Mutex
+	cmdMu      sync.Mutex
+	cmdq       []func()
+	cmdRunning bool
+
 	mu         sync.Mutex
-	sinks      map[Sink]bool
+	owned      bool            // this instance holds the session's claim
+	lastLine   int64           // the last line delivered to the sinks here
+	sinks      map[Sink]string // to its socket id
+	ids        map[string]Sink
 	prov       agent.Provider
 	pumpDone   chan struct{} // closed when prov's pump has ended
 	running    bool
@@ -257,27 +306,42 @@ func (r *Room) ID() string { return r.id }
 // Leave detaches s.
 func (r *Room) Leave(s Sink) {
 	r.mu.Lock()
+	delete(r.ids, r.sinks[s])
 	delete(r.sinks, s)
 	empty := len(r.sinks) == 0 && r.prov == nil
 	r.mu.Unlock()
 	if empty {
+		dropped := false
 		r.m.mu.Lock()
 		r.mu.Lock()
 		if len(r.sinks) == 0 && r.prov == nil && r.m.rooms[r.id] == r {
 			delete(r.m.rooms, r.id)
+			dropped = true
 		}
 		r.mu.Unlock()
 		r.m.mu.Unlock()
+		if dropped {
+			r.m.dropped(r)
+		}
 	}
 }
 
 // Broadcast sends f to every attached sink.
+// Broadcast sends f to every attached sink, and to the sinks of the other
+// instances.
 func (r *Room) Broadcast(f Frame) {
 	r.mu.Lock()
-	sinks := r.sinkList()
+	var sinks []Sink
+	if f.Line == 0 || f.Line > r.lastLine { // else already filled in from the log
+		sinks = r.sinkList()
+		r.lastLine = max(r.lastLine, f.Line)
+	}
 	r.mu.Unlock()
 	for _, s := range sinks {
 		s.Send(f)
+	}
+	if r.m.multi() {
+		r.publish("", f)
 	}
 }
 
@@ -488,6 +552,7 @@ func (r *Room) pump(p agent.Provider, providerSessionID, providerName string) {
 		case agent.PermissionRequest:
 			// Recorded and addressed in one step: a socket joining now
 			// gets it either replayed or live, never both.
+			r.m.permSet(r.id, e)
 			r.mu.Lock()
 			r.pending[e.RequestID] = e
 			r.order = append(r.order, e.RequestID)
@@ -496,6 +561,9 @@ func (r *Room) pump(p agent.Provider, providerSessionID, providerName string) {
 			f := PermissionRequestFrame(e, false)
 			for _, s := range sinks {
 				s.Send(f)
+			}
+			if r.m.multi() {
+				r.publish("", f)
 			}
 		case agent.PermissionRetired:
 			if r.retire(e.RequestID) {
@@ -555,6 +623,7 @@ func (r *Room) pump(p agent.Provider, providerSessionID, providerName string) {
 
 // retire forgets a pending request and reports whether it was pending.
 func (r *Room) retire(id string) bool {
+	r.m.permDel(r.id, id)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, ok := r.pending[id]; !ok {
@@ -677,6 +746,7 @@ func (r *Room) Clear(ctx context.Context) (store.Session, error) {
 	r.order, r.pending = nil, map[string]agent.PermissionRequest{}
 	r.running, r.compacting = false, false
 	r.mu.Unlock()
+	r.m.permDel(r.id, ids...)
 	for _, id := range ids {
 		r.Broadcast(NewFrame(0, map[string]any{
 			"type": "permission_resolved", "request_id": id,
