@@ -1,0 +1,463 @@
+// Command chatbench measures chat fan-out across two chat instances: it
+// opens N WebSockets on S sessions, half on each instance, measures the
+// memory the idle sockets cost the chat processes, then has the fake Claude
+// CLI stream assistant messages in every session and measures the frames
+// delivered per second and the latency from the agent writing a message to
+// each socket receiving it. It writes its section of BENCHMARKS.md.
+//
+//	go run ./bench/cmd/chatbench -n 10000   (make bench-chat)
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/fasthttp/websocket"
+
+	"github.com/svc-code/svc-code/bench/internal/chatproc"
+	"github.com/svc-code/svc-code/bench/internal/cpustat"
+	"github.com/svc-code/svc-code/bench/internal/report"
+	"github.com/svc-code/svc-code/bench/internal/stats"
+	"github.com/svc-code/svc-code/libs/protocol"
+)
+
+// Markers delimit the chat section in BENCHMARKS.md.
+const (
+	startMarker = "<!-- bench:chat:start -->"
+	endMarker   = "<!-- bench:chat:end -->"
+)
+
+// The issue's goals.
+const (
+	goalSockets     = 10000
+	goalFrames      = 25000.0
+	goalP99         = 50 * time.Millisecond
+	goalIdlePerSock = 20 * 1024
+)
+
+type options struct {
+	n, sessions, chunks int
+	rate                float64
+	out                 string
+	write               bool
+}
+
+func main() {
+	var o options
+	flag.IntVar(&o.n, "n", goalSockets, "sockets to open")
+	flag.IntVar(&o.sessions, "sessions", 100, "sessions the sockets are spread over")
+	flag.IntVar(&o.chunks, "chunks", 30, "assistant messages the agent writes in each session")
+	flag.Float64Var(&o.rate, "rate", 30000, "frames per second to offer (sets the agents' delay between messages: n/rate)")
+	flag.StringVar(&o.out, "o", "", "file to write (default BENCHMARKS.md at the workspace root)")
+	flag.BoolVar(&o.write, "write", true, "write the section to the file")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, o); err != nil {
+		fmt.Fprintln(os.Stderr, "chatbench:", err)
+		stop()
+		os.Exit(1)
+	}
+}
+
+// raiseNoFile raises the soft open-file limit to the hard one.
+func raiseNoFile() (uint64, error) {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return 0, err
+	}
+	lim.Cur = lim.Max
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return 0, err
+	}
+	return lim.Cur, nil
+}
+
+func run(ctx context.Context, o options) (err error) {
+	if o.n < 2*o.sessions || o.sessions < 2 {
+		return fmt.Errorf("want -sessions ≥ 2 and -n ≥ 2×sessions (a socket on each instance per session)")
+	}
+	nofile, err := raiseNoFile()
+	if err != nil {
+		return fmt.Errorf("raise RLIMIT_NOFILE: %w", err)
+	}
+	if nofile < uint64(o.n)+256 {
+		return fmt.Errorf("RLIMIT_NOFILE hard limit %d is too low for %d sockets; try -n %d", nofile, o.n, nofile-256)
+	}
+	root, err := workspaceRoot(ctx)
+	if err != nil {
+		return err
+	}
+	if o.out == "" {
+		o.out = filepath.Join(root, "BENCHMARKS.md")
+	}
+	dir, err := os.MkdirTemp("", "chatbench-")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+
+	chatBin, fakeBin := filepath.Join(dir, "chat"), filepath.Join(dir, "fakeclaude")
+	fmt.Println("building chat and fakeclaude ...")
+	if err := chatproc.Build(ctx, root, chatproc.ChatPackage, chatBin); err != nil {
+		return err
+	}
+	if err := chatproc.Build(ctx, root, chatproc.FakePackage, fakeBin); err != nil {
+		return err
+	}
+
+	dbBase := os.Getenv("TEST_DATABASE_URL")
+	if dbBase == "" {
+		dbBase = chatproc.DefaultDatabaseURL
+	}
+	redisURL := os.Getenv("REDIS_URL")
+	if redisURL == "" {
+		redisURL = "redis://127.0.0.1:6379/0"
+	}
+	schema, err := chatproc.NewSchema(ctx, dbBase)
+	if err != nil {
+		return fmt.Errorf("PostgreSQL (TEST_DATABASE_URL): %w", err)
+	}
+	defer func() {
+		if derr := schema.Drop(); derr != nil {
+			err = errors.Join(err, fmt.Errorf("drop schema %s: %w", schema.Name, derr))
+		}
+	}()
+	suffix, err := chatproc.RandomHex(6)
+	if err != nil {
+		return err
+	}
+	prefix := "chatbench:" + suffix + ":"
+	defer func() {
+		if derr := chatproc.DeleteKeys(redisURL, prefix); derr != nil {
+			err = errors.Join(err, derr)
+		}
+	}()
+	secret, err := chatproc.RandomHex(16)
+	if err != nil {
+		return err
+	}
+
+	delay := time.Duration(float64(o.n) / o.rate * float64(time.Second)).Round(time.Millisecond)
+	env := []string{
+		"FAKECLAUDE_DELAY=" + delay.String(),
+		"FAKECLAUDE_CHUNKS=" + fmt.Sprint(o.chunks),
+	}
+	var inst [2]*chatproc.Instance
+	for i := range inst {
+		in, err := chatproc.Start(ctx, chatproc.Options{
+			Binary: chatBin, Home: filepath.Join(dir, fmt.Sprintf("home%d", i)),
+			DatabaseURL: schema.URL, RedisURL: redisURL, RedisPrefix: prefix, Secret: secret, Env: env,
+		})
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if serr := in.Stop(); serr != nil {
+				err = errors.Join(err, serr)
+			}
+		}()
+		inst[i] = in
+	}
+	a := inst[0]
+	if status, body, err := a.Do(ctx, "PUT", "/api/app/provider-path/claude", fmt.Sprintf(`{"path":%q}`, fakeBin)); err != nil || status != 200 {
+		return fmt.Errorf("set the provider path: %d %s %v", status, body, err)
+	}
+	work := filepath.Join(dir, "work")
+	if err := os.MkdirAll(work, 0o700); err != nil {
+		return err
+	}
+	ids := make([]string, o.sessions)
+	for s := range ids {
+		status, body, err := a.Do(ctx, "POST", "/api/sessions", fmt.Sprintf(`{"cwd":%q}`, work))
+		if err != nil || status != 201 {
+			return fmt.Errorf("create session: %d %s %v", status, body, err)
+		}
+		var sess struct {
+			ID string `json:"session_id"`
+		}
+		if err := json.Unmarshal(body, &sess); err != nil || sess.ID == "" {
+			return fmt.Errorf("create session: %s %v", body, err)
+		}
+		ids[s] = sess.ID
+	}
+
+	// Idle memory: the chat processes' RSS before and after the sockets.
+	time.Sleep(2 * time.Second)
+	before, err := rssOf(inst)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("opening %d sockets on %d sessions over 2 instances ...\n", o.n, o.sessions)
+	socks, openErr := openAll(ctx, o, inst, ids, secret)
+	opened := len(socks)
+	defer func() {
+		for _, s := range socks {
+			_ = s.conn.Close()
+		}
+	}()
+	if opened < 2*o.sessions {
+		return fmt.Errorf("only %d sockets opened: %v", opened, openErr)
+	}
+	time.Sleep(3 * time.Second)
+	after, err := rssOf(inst)
+	if err != nil {
+		return err
+	}
+	perSock := float64(after-before) / float64(opened)
+	fmt.Printf("opened %d sockets; chat RSS %.1f MiB → %.1f MiB: %.1f KiB per idle socket\n",
+		opened, mib(before), mib(after), perSock/1024)
+	if openErr != nil {
+		fmt.Println("  (failures while opening:", openErr, ")")
+	}
+
+	// Load: every session's agent writes o.chunks assistant messages.
+	pids := []int{os.Getpid(), inst[0].Pid(), inst[1].Pid()}
+	cpu0, cpuErr := cpustat.TakeTrees(pids...)
+	t0 := time.Now()
+	for _, s := range socks {
+		s.start(o.chunks)
+	}
+	var sendErr error
+	for sIdx := range ids {
+		d := socks[sIdx] // socket sIdx is on instance sIdx%2 and drives session sIdx
+		d.wmu.Lock()
+		err := d.conn.WriteMessage(websocket.TextMessage, fmt.Appendf(nil, `{"type":"user_message","content":"SLOW %d"}`, o.chunks))
+		d.wmu.Unlock()
+		sendErr = errors.Join(sendErr, err)
+	}
+	if sendErr != nil {
+		return fmt.Errorf("send user_message: %w", sendErr)
+	}
+	expected := time.Duration(o.chunks) * delay
+	timeout := expected + 60*time.Second
+	fmt.Printf("streaming: %d messages per session, %s apart (offered ≈ %.0f frames/s), up to %s ...\n",
+		o.chunks, delay, float64(opened)/delay.Seconds(), timeout.Round(time.Second))
+	done := make(chan struct{})
+	go func() {
+		for _, s := range socks {
+			<-s.done
+		}
+		close(done)
+	}()
+	timedOut := false
+	select {
+	case <-done:
+	case <-time.After(timeout):
+		timedOut = true
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	cpu1, cpuErr2 := cpustat.TakeTrees(pids...)
+
+	var lat []time.Duration
+	var frames, assistant, resultsSeen int64
+	var last time.Time
+	var parseErrs int64
+	for _, s := range socks {
+		s.mu.Lock()
+		lat = append(lat, s.lat...)
+		frames += s.frames
+		assistant += int64(len(s.lat))
+		parseErrs += s.parseErrs
+		if s.gotResult {
+			resultsSeen++
+		}
+		if s.last.After(last) {
+			last = s.last
+		}
+		s.mu.Unlock()
+	}
+	window := last.Sub(t0)
+	sum := stats.Summarize(lat, window)
+	fps := 0.0
+	if window > 0 {
+		fps = float64(frames) / window.Seconds()
+	}
+	missing := int64(opened)*int64(o.chunks) - assistant
+	r := result{
+		o: o, opened: opened, openErr: openErr, delay: delay, window: window, frames: frames, fps: fps,
+		lat: sum, missing: missing, results: resultsSeen, timedOut: timedOut, parseErrs: parseErrs,
+		rssBefore: before, rssAfter: after, perSock: perSock, nofile: nofile,
+	}
+	if cpuErr == nil && cpuErr2 == nil {
+		u := cpu1.Since(cpu0)
+		r.cpuKnown, r.cpu, r.others, r.steal = true, u.Procs, u.Others, u.Steal
+	}
+	r.machine = report.ThisMachine()
+	r.revision = revision(ctx, root)
+	fmt.Print(r.text())
+	if o.write {
+		if err := report.WriteBetween(o.out, "# Benchmarks\n\n", startMarker, endMarker, r.markdown()); err != nil {
+			return err
+		}
+		fmt.Println("wrote", o.out)
+	}
+	return nil
+}
+
+func rssOf(inst [2]*chatproc.Instance) (int64, error) {
+	var total int64
+	for _, in := range inst {
+		v, err := chatproc.RSS(in.Pid())
+		if err != nil {
+			return 0, err
+		}
+		total += v
+	}
+	return total, nil
+}
+
+func mib(b int64) float64 { return float64(b) / (1 << 20) }
+
+// sock is one benchmark WebSocket and what it received.
+type sock struct {
+	conn *websocket.Conn
+	wmu  sync.Mutex
+	done chan struct{}
+
+	mu        sync.Mutex
+	lat       []time.Duration
+	frames    int64
+	parseErrs int64
+	gotResult bool
+	last      time.Time
+}
+
+// start reads the socket's frames until the turn's result, in the
+// background.
+func (s *sock) start(chunks int) {
+	s.lat = make([]time.Duration, 0, chunks)
+	go func() {
+		defer close(s.done)
+		for {
+			_, raw, err := s.conn.ReadMessage()
+			now := time.Now()
+			if err != nil {
+				return
+			}
+			k, at, perr := parseFrame(raw)
+			s.mu.Lock()
+			s.frames++
+			s.last = now
+			if perr != nil {
+				s.parseErrs++
+			}
+			switch {
+			case k == kindAssistant && perr == nil:
+				s.lat = append(s.lat, now.Sub(at))
+			case k == kindResult:
+				s.gotResult = true
+			}
+			s.mu.Unlock()
+			if k == kindResult {
+				return
+			}
+		}
+	}()
+}
+
+// openAll opens o.n sockets: socket i joins session i%S on instance
+// (i/S + i%S)%2, so that socket s (< S), which drives session s, is on
+// instance s%2 and every session has sockets on both instances. It returns
+// the sockets opened, in order, up to the first failure.
+func openAll(ctx context.Context, o options, inst [2]*chatproc.Instance, ids []string, secret string) ([]*sock, error) {
+	socks := make([]*sock, o.n)
+	errs := make([]error, o.n)
+	var next atomic.Int64
+	var failed atomic.Bool
+	var wg sync.WaitGroup
+	header := map[string][]string{protocol.HeaderInternal: {secret}}
+	dialer := websocket.Dialer{HandshakeTimeout: 30 * time.Second, ReadBufferSize: 4096, WriteBufferSize: 1024}
+	for range 64 {
+		wg.Go(func() {
+			for !failed.Load() {
+				i := int(next.Add(1) - 1)
+				if i >= o.n {
+					return
+				}
+				s, err := dialOne(ctx, &dialer, header, inst[(i/o.sessions+i%o.sessions)%2].Addr, ids[i%o.sessions])
+				if err != nil {
+					errs[i] = fmt.Errorf("socket %d: %w", i, err)
+					failed.Store(true)
+					return
+				}
+				socks[i] = s
+			}
+		})
+	}
+	wg.Wait()
+	var out []*sock
+	var firstErr error
+	for i, s := range socks {
+		if s == nil {
+			firstErr = errs[i]
+			if firstErr == nil {
+				firstErr = fmt.Errorf("socket %d not opened (another failed first)", i)
+			}
+			for _, t := range socks[i+1:] {
+				if t != nil {
+					_ = t.conn.Close()
+				}
+			}
+			break
+		}
+		out = append(out, s)
+	}
+	return out, firstErr
+}
+
+func dialOne(ctx context.Context, d *websocket.Dialer, header map[string][]string, addr, id string) (*sock, error) {
+	conn, resp, err := d.DialContext(ctx, "ws://"+addr+"/chat?session="+id, header)
+	if err != nil {
+		if resp != nil {
+			return nil, fmt.Errorf("%w (HTTP %d)", err, resp.StatusCode)
+		}
+		return nil, err
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	_, raw, err := conn.ReadMessage()
+	if err != nil {
+		_ = conn.Close()
+		return nil, fmt.Errorf("read connected: %w", err)
+	}
+	var f frame
+	if err := json.Unmarshal(raw, &f); err != nil || f.Type != "connected" {
+		_ = conn.Close()
+		return nil, fmt.Errorf("first frame is not connected: %.200s", raw)
+	}
+	_ = conn.SetReadDeadline(time.Time{})
+	return &sock{conn: conn, done: make(chan struct{})}, nil
+}
+
+func workspaceRoot(ctx context.Context) (string, error) {
+	out, err := exec.CommandContext(ctx, "go", "env", "GOWORK").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOWORK: %w", err)
+	}
+	gowork := strings.TrimSpace(string(out))
+	if gowork == "" || gowork == "off" {
+		return "", errors.New("not in the svc-code workspace (go env GOWORK is empty): run from the repository")
+	}
+	return filepath.Dir(gowork), nil
+}
+
+func revision(ctx context.Context, root string) string {
+	out, err := exec.CommandContext(ctx, "git", "-C", root, "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(out))
+}
