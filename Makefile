@@ -19,7 +19,8 @@ MODULE_PKGS := $(GO) list -m -f '{{.Dir}}/...'
 export TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
 export TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 
-.PHONY: build run test test-deps check vet lint fmt-check passwd bench clean compose-check
+.PHONY: build run test test-deps check vet lint fmt-check passwd bench bench-terminal clean compose-check \
+	test-real-agents bench-chat
 
 # build: compile the five services into bin/
 build:
@@ -37,6 +38,12 @@ test: test-deps
 test-deps:
 	@DATABASE_URL="$$TEST_DATABASE_URL" REDIS_URL="$$TEST_REDIS_URL" \
 		bash deploy/scripts/ensure-deps.sh --check
+
+# test-real-agents: opt-in, not part of test: the provider tests against the real Claude
+# Code CLI (pinned, installed with npm into ~/.cache when missing) talking to a fake
+# model server on loopback
+test-real-agents:
+	bash deploy/scripts/test-real-agents.sh
 
 # check: formatting, vet, lint and the tests
 check: fmt-check vet lint test
@@ -71,6 +78,16 @@ passwd:
 # bench: run the benchmark suite, which writes BENCHMARKS.md at the repository root
 bench:
 	$(GO) run ./bench/cmd/bench $(BENCH_ARGS)
+
+# bench-terminal: the terminal benchmark (raw PTY, terminal service, gateway, wetty), which
+# writes its section of BENCHMARKS.md; it installs wetty with npm into ~/.cache when missing
+bench-terminal:
+	$(GO) run ./bench/cmd/termbench $(BENCH_ARGS)
+
+# bench-chat: the chat fan-out benchmark (10 000 sockets on two chat instances, with
+# PostgreSQL and Redis), which writes its section of BENCHMARKS.md
+bench-chat:
+	$(GO) run ./bench/cmd/chatbench $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BIN)

@@ -20,6 +20,7 @@ const ticksPerSecond = 100
 type Sample struct {
 	at      time.Time
 	machine int64   // user + nice + system ticks, all CPUs
+	steal   int64   // ticks the hypervisor ran other guests instead
 	procs   []int64 // utime + stime ticks of each process
 }
 
@@ -31,13 +32,16 @@ type Usage struct {
 	// system time; interrupt time, which includes the loopback network
 	// traffic of the processes sampled, is left out).
 	Others float64
+	// Steal is CPU time the hypervisor gave to other virtual machines
+	// while this one wanted to run (0 on bare metal).
+	Steal float64
 }
 
 // Take samples the machine and the processes pids.
 func Take(pids ...int) (Sample, error) {
 	s := Sample{at: time.Now(), procs: make([]int64, len(pids))}
 	var err error
-	if s.machine, err = machineTicks("/proc/stat"); err != nil {
+	if s.machine, s.steal, err = machineAndSteal("/proc/stat"); err != nil {
 		return Sample{}, err
 	}
 	for i, pid := range pids {
@@ -62,6 +66,7 @@ func (s Sample) Since(earlier Sample) Usage {
 		others -= d
 	}
 	u.Others = max(float64(others)/ticksPerSecond/secs, 0)
+	u.Steal = max(float64(s.steal-earlier.steal)/ticksPerSecond/secs, 0)
 	return u
 }
 
@@ -77,6 +82,23 @@ func machineTicks(path string) (int64, error) {
 		return 0, fmt.Errorf("%s: unexpected first line %q", path, line)
 	}
 	return sumFields(path, f[1:4])
+}
+
+// machineAndSteal is machineTicks and the steal field (the eighth) of
+// the "cpu" line, 0 where the kernel does not report it.
+func machineAndSteal(path string) (machine, steal int64, err error) {
+	if machine, err = machineTicks(path); err != nil {
+		return 0, 0, err
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	if f := strings.Fields(line); len(f) > 8 {
+		steal, _ = strconv.ParseInt(f[8], 10, 64)
+	}
+	return machine, steal, nil
 }
 
 // procTicks sums utime and stime (fields 14 and 15) of /proc/<pid>/stat.

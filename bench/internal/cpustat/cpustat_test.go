@@ -51,16 +51,41 @@ func TestMachineTicks(t *testing.T) {
 	}
 }
 
+func TestMachineAndSteal(t *testing.T) {
+	tests := []struct {
+		name               string
+		data               string
+		wantMachine, steal int64
+	}{
+		{"with steal", "cpu  100 5 50 9000 3 0 7 42 0 0\n", 155, 42},
+		{"old kernel without steal", "cpu  100 5 50 9000 3 0 7\n", 155, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, s, err := machineAndSteal(writeFile(t, tt.data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m != tt.wantMachine || s != tt.steal {
+				t.Errorf("machineAndSteal = %d, %d, want %d, %d", m, s, tt.wantMachine, tt.steal)
+			}
+		})
+	}
+}
+
 func TestSince(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	a := Sample{at: t0, machine: 1000, procs: []int64{100, 200}}
-	b := Sample{at: t0.Add(2 * time.Second), machine: 1000 + 300, procs: []int64{100 + 150, 200 + 50}}
+	a := Sample{at: t0, machine: 1000, steal: 10, procs: []int64{100, 200}}
+	b := Sample{at: t0.Add(2 * time.Second), machine: 1000 + 300, steal: 10 + 40, procs: []int64{100 + 150, 200 + 50}}
 	u := b.Since(a)
 	if got, want := u.Procs, []float64{0.75, 0.25}; got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("Procs = %v, want %v", got, want)
 	}
 	if got, want := u.Others, 0.5; got != want {
 		t.Errorf("Others = %v, want %v", got, want)
+	}
+	if got, want := u.Steal, 0.2; got != want {
+		t.Errorf("Steal = %v, want %v", got, want)
 	}
 }
 

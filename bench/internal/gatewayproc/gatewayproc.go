@@ -46,6 +46,10 @@ type Options struct {
 	Backend  string // host:port serving every backend service
 	Secret   string // the internal credential
 	RedisURL string
+	// RedisPrefix is the prefix of the gateway's Redis keys (its and the
+	// backends' it shares them with); empty picks a fresh bench:<random>:.
+	// Every key under it is deleted when the gateway stops.
+	RedisPrefix string
 }
 
 // Gateway is a running gateway process.
@@ -85,6 +89,9 @@ func Start(ctx context.Context, o Options) (*Gateway, error) {
 		logs:     &syncBuffer{},
 		redisURL: o.RedisURL,
 		prefix:   "bench:" + suffix + ":",
+	}
+	if o.RedisPrefix != "" {
+		g.prefix = o.RedisPrefix
 	}
 	// Cancelling ctx stops the gateway as Stop does: SIGTERM, then SIGKILL.
 	g.cmd = exec.CommandContext(ctx, o.Binary) //nolint:gosec // G204: the binary is the gateway Build just compiled

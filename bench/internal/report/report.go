@@ -1,6 +1,7 @@
 // Package report renders the gateway benchmark as Markdown and keeps it in
 // BENCHMARKS.md, between the section's markers, leaving the rest of the
-// file alone.
+// file alone. Other benchmarks keep their own sections the same way
+// (ReplaceBetween, WriteBetween) and share its machine description.
 package report
 
 import (
@@ -257,13 +258,18 @@ func (s Section) Markdown() string {
 	return b.String()
 }
 
-// Replace puts section in doc: in place of the text between the markers
-// (markers included), or appended when doc has no markers. A doc with
-// only one marker, or with them out of order, is refused rather than
-// guessed at.
+// Replace puts section in doc: in place of the text between the gateway
+// section's markers (markers included), or appended when doc has no
+// markers. A doc with only one marker, or with them out of order, is
+// refused rather than guessed at.
 func Replace(doc, section string) (string, error) {
-	start := strings.Index(doc, StartMarker)
-	end := strings.Index(doc, EndMarker)
+	return ReplaceBetween(doc, StartMarker, EndMarker, section)
+}
+
+// ReplaceBetween is Replace for the section delimited by start and end.
+func ReplaceBetween(doc, startMarker, endMarker, section string) (string, error) {
+	start := strings.Index(doc, startMarker)
+	end := strings.Index(doc, endMarker)
 	switch {
 	case start < 0 && end < 0:
 		if doc != "" && !strings.HasSuffix(doc, "\n\n") {
@@ -271,16 +277,21 @@ func Replace(doc, section string) (string, error) {
 		}
 		return doc + section, nil
 	case start < 0 || end < 0 || end < start:
-		return "", errors.New("the gateway benchmark markers are incomplete or out of order")
+		return "", fmt.Errorf("the markers %s and %s are incomplete or out of order", startMarker, endMarker)
 	}
-	rest := doc[end+len(EndMarker):]
+	rest := doc[end+len(endMarker):]
 	rest = strings.TrimPrefix(rest, "\n")
 	return doc[:start] + section + rest, nil
 }
 
-// Write replaces the section in the file at path, creating the file with
-// intro first when it does not exist.
+// Write replaces the gateway section in the file at path, creating the
+// file with intro first when it does not exist.
 func Write(path, intro, section string) error {
+	return WriteBetween(path, intro, StartMarker, EndMarker, section)
+}
+
+// WriteBetween is Write for the section delimited by start and end.
+func WriteBetween(path, intro, startMarker, endMarker, section string) error {
 	doc, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		doc, err = []byte(intro), nil
@@ -288,7 +299,7 @@ func Write(path, intro, section string) error {
 	if err != nil {
 		return fmt.Errorf("read %s: %w", path, err)
 	}
-	out, err := Replace(string(doc), section)
+	out, err := ReplaceBetween(string(doc), startMarker, endMarker, section)
 	if err != nil {
 		return fmt.Errorf("update %s: %w", path, err)
 	}

@@ -130,3 +130,36 @@ func TestCPUModel(t *testing.T) {
 		t.Errorf("cpuModel(missing) = %q, want %q", got, want)
 	}
 }
+
+func TestReplaceBetweenKeepsOtherSections(t *testing.T) {
+	const (
+		start = "<!-- bench:terminal:start -->"
+		end   = "<!-- bench:terminal:end -->"
+	)
+	gateway := StartMarker + "\ngateway figures\n" + EndMarker + "\n"
+	terminal := start + "\nnew terminal figures\n" + end + "\n"
+	tests := []struct {
+		name, doc, want string
+	}{
+		{"appended after the gateway section", "# B\n\n" + gateway, "# B\n\n" + gateway + "\n" + terminal},
+		{
+			"replaced, the gateway section untouched",
+			"# B\n\n" + gateway + "\n" + start + "\nold\n" + end + "\n",
+			"# B\n\n" + gateway + "\n" + terminal,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ReplaceBetween(tt.doc, start, end, terminal)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Errorf("ReplaceBetween =\n%q\nwant\n%q", got, tt.want)
+			}
+		})
+	}
+	if _, err := ReplaceBetween(end+"\n"+start+"\n", start, end, terminal); err == nil {
+		t.Error("ReplaceBetween with the markers out of order succeeded, want an error")
+	}
+}
