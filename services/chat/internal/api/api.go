@@ -40,8 +40,9 @@ type Runtime interface {
 	// Stop interrupts the session's running turn and tells its sockets
 	// (`stopped`).
 	Stop(ctx context.Context, id string) (agent.InterruptOutcome, error)
-	// Active lists the sessions with a live agent process or turn.
-	Active() []string
+	// Active lists the sessions with a live agent process or turn, on any
+	// instance.
+	Active(ctx context.Context) ([]string, error)
 }
 
 // Idle is the Runtime of a chat with no processes: nothing runs, a mode
@@ -67,7 +68,7 @@ func (Idle) Stop(context.Context, string) (agent.InterruptOutcome, error) {
 }
 
 // Active implements Runtime.
-func (Idle) Active() []string { return nil }
+func (Idle) Active(context.Context) ([]string, error) { return nil, nil }
 
 // Deps is what the routes need.
 type Deps struct {

@@ -6,8 +6,9 @@ import (
 	"github.com/gofiber/fiber/v2"
 )
 
-// stopSession: POST /api/session/{id}/stop interrupts the running turn;
-// every socket of the session gets `stopped`.
+// stopSession: POST /api/session/{id}/stop interrupts the running turn
+// (on whichever instance runs it); every socket of the session gets
+// `stopped`.
 func (s *server) stopSession(c *fiber.Ctx) error {
 	id := param(c, "id")
 	ctx := c.UserContext()
@@ -21,10 +22,13 @@ func (s *server) stopSession(c *fiber.Ctx) error {
 	return c.JSON(fiber.Map{"session_id": id, "stopped": true, "outcome": outcome})
 }
 
-// activeSessions: GET /api/active-sessions lists the sessions of this
-// instance with a live agent process or a running turn.
+// activeSessions: GET /api/active-sessions lists the sessions with a live
+// agent process or a running turn, on any instance.
 func (s *server) activeSessions(c *fiber.Ctx) error {
-	ids := s.Runtime.Active()
+	ids, err := s.Runtime.Active(c.UserContext())
+	if err != nil {
+		return err
+	}
 	if ids == nil {
 		ids = []string{}
 	}

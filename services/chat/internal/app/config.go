@@ -14,6 +14,7 @@ import (
 	"github.com/svc-code/svc-code/libs/envconf"
 	"github.com/svc-code/svc-code/libs/svcenv"
 	"github.com/svc-code/svc-code/services/chat/internal/agent"
+	"github.com/svc-code/svc-code/services/chat/internal/room"
 )
 
 // Service is chat's name: its health route, its logs and the component of
@@ -29,6 +30,10 @@ const (
 	// over the sessions of a dead one.
 	EnvOwnerTTL     = "CHAT_OWNER_TTL"
 	DefaultOwnerTTL = 6 * time.Second
+	// EnvHeartbeat is the turn heartbeat: after this long without agent
+	// output during a turn, the sockets get compact_progress (heartbeat:
+	// true), then again every interval.
+	EnvHeartbeat = "CHAT_HEARTBEAT"
 )
 
 // Config is chat's configuration.
@@ -44,6 +49,8 @@ type Config struct {
 	Listener net.Listener
 	// OwnerTTL is CHAT_OWNER_TTL.
 	OwnerTTL time.Duration
+	// Heartbeat is CHAT_HEARTBEAT (default room.DefaultHeartbeat).
+	Heartbeat time.Duration
 
 	// lookPath finds the providers' default programs; nil means
 	// exec.LookPath. Tests set it to control what is "on PATH".
@@ -64,6 +71,10 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		Addr:        r.String(EnvAddr, DefaultAddr),
 		DatabaseURL: svcenv.LoadPostgresURL(r, svcenv.EnvDatabaseURL),
 		OwnerTTL:    r.Duration(EnvOwnerTTL, DefaultOwnerTTL),
+		Heartbeat:   r.Duration(EnvHeartbeat, room.DefaultHeartbeat),
+	}
+	if cfg.Heartbeat < 50*time.Millisecond {
+		r.Fail("%s=%s: want at least 50ms", EnvHeartbeat, cfg.Heartbeat)
 	}
 	if cfg.OwnerTTL < 300*time.Millisecond {
 		r.Fail("%s=%s: want at least 300ms", EnvOwnerTTL, cfg.OwnerTTL)

@@ -22,6 +22,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		{"DatabaseURL", cfg.DatabaseURL, ""},
 		{"DataHome", cfg.DataHome, home},
 		{"OwnerTTL", cfg.OwnerTTL, DefaultOwnerTTL},
+		{"Heartbeat", cfg.Heartbeat, 10 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -41,5 +42,17 @@ func TestLoadConfigOwnerTTL(t *testing.T) {
 	env[EnvOwnerTTL] = "10ms"
 	if _, err := LoadConfig(func(k string) string { return env[k] }); err == nil {
 		t.Errorf("CHAT_OWNER_TTL=10ms: no error")
+	}
+}
+
+func TestLoadConfigHeartbeat(t *testing.T) {
+	env := map[string]string{"SVC_CODE_HOME": t.TempDir(), EnvHeartbeat: "3s"}
+	cfg, err := LoadConfig(func(k string) string { return env[k] })
+	if err != nil || cfg.Heartbeat != 3*time.Second {
+		t.Errorf("CHAT_HEARTBEAT=3s: %v, %v", cfg.Heartbeat, err)
+	}
+	env[EnvHeartbeat] = "1ms"
+	if _, err := LoadConfig(func(k string) string { return env[k] }); err == nil {
+		t.Errorf("CHAT_HEARTBEAT=1ms: no error")
 	}
 }

@@ -15,8 +15,10 @@ package chatws
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -276,6 +278,10 @@ func (s *server) handle(ctx context.Context, c *conn, r *room.Room, raw []byte) 
 			c.Send(room.ErrorFrame("user_message: content is required"))
 			return
 		}
+		if err := checkImages(m.Images); err != nil {
+			c.Send(room.ErrorFrame("user_message: " + err.Error()))
+			return
+		}
 		r.Do(ctx, c, room.Command{Type: m.Type, Content: *m.Content, Images: m.Images})
 	case "stop", "clear_session":
 		r.Do(ctx, c, room.Command{Type: m.Type})
@@ -302,6 +308,27 @@ func (s *server) handle(ctx context.Context, c *conn, r *room.Room, raw []byte) 
 		c.Send(room.ErrorFrame("unknown message type " + strconv.Quote(m.Type)))
 	}
 }
+
+// checkImages validates a user_message's images: base64 image blocks of a
+// known media type.
+func checkImages(images []room.Image) error {
+	for i, im := range images {
+		switch {
+		case im.Type != "image" || im.Source.Type != "base64":
+			return fmt.Errorf(`images[%d]: want {type: "image", source: {type: "base64", media_type, data}}`, i)
+		case !imageTypes[im.Source.MediaType]:
+			return fmt.Errorf("images[%d]: media_type %q: want image/png, image/jpeg, image/gif or image/webp", i, im.Source.MediaType)
+		case im.Source.Data == "":
+			return fmt.Errorf("images[%d]: data is empty", i)
+		}
+		if _, err := base64.StdEncoding.DecodeString(im.Source.Data); err != nil {
+			return fmt.Errorf("images[%d]: data is not base64: %w", i, err)
+		}
+	}
+	return nil
+}
+
+var imageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
 
 // write is the connection's only writer: head, the log after `after` (when
 // >= 0), then live frames without the lines already replayed.

@@ -102,8 +102,25 @@ func (m *Manager) closeCluster(rooms map[string]*Room) {
 func (m *Manager) subscribe(r *Room) {
 	ctx, cancel := context.WithTimeout(context.Background(), redisTimeout)
 	defer cancel()
-	if err := m.ps.Subscribe(ctx, m.key("frames", r.id), m.key("cmd", r.id)); err != nil {
-		m.log.Error("subscribe", "session_id", r.id, "err", err)
+	chans := []string{m.key("frames", r.id), m.key("cmd", r.id)}
+	waits := make([]chan struct{}, len(chans))
+	m.subMu.Lock()
+	for i, c := range chans {
+		waits[i] = make(chan struct{})
+		m.subWait[c] = append(m.subWait[c], waits[i])
+	}
+	m.subMu.Unlock()
+	if err := m.ps.Subscribe(ctx, chans...); err != nil {
+		m.log.ErrorContext(ctx, "subscribe", "session_id", r.id, "err", err)
+	}
+	// Wait for Redis to confirm: a command relayed from here must not be
+	// answered before this instance listens for the answer.
+	for _, w := range waits {
+		select {
+		case <-w:
+		case <-ctx.Done():
+			m.log.ErrorContext(ctx, "subscribe: no confirmation", "session_id", r.id)
+		}
 	}
 	if s, err := m.cfg.Store.Get(ctx, r.id); err == nil {
 		r.mu.Lock()
@@ -134,6 +151,14 @@ func (m *Manager) dropped(r *Room) {
 func (m *Manager) receive(msg any) {
 	switch v := msg.(type) {
 	case *redis.Subscription:
+		if v.Kind == "subscribe" {
+			m.subMu.Lock()
+			for _, w := range m.subWait[v.Channel] {
+				close(w)
+			}
+			delete(m.subWait, v.Channel)
+			m.subMu.Unlock()
+		}
 		// (Re)subscribed: fill what may have been missed meanwhile.
 		if v.Kind == "subscribe" && len(v.Channel) > len(m.key("frames", "")) && v.Channel[:len(m.key("frames", ""))] == m.key("frames", "") {
 			if r := m.lookup(v.Channel[len(m.key("frames", "")):]); r != nil {
@@ -177,10 +202,13 @@ func (m *Manager) tick(ctx context.Context) {
 	m.mu.Unlock()
 	for _, r := range rooms {
 		r.mu.Lock()
-		owned, sinks := r.owned, len(r.sinks)
+		owned, sinks, live := r.owned, len(r.sinks), r.prov != nil
 		r.mu.Unlock()
 		cctx, cancel := context.WithTimeout(ctx, redisTimeout)
 		if owned {
+			if live {
+				_ = renewScript.Run(cctx, m.cfg.Redis, []string{m.key("live", r.id)}, m.instance, m.cfg.OwnerTTL.Milliseconds()).Err()
+			}
 			n, err := renewScript.Run(cctx, m.cfg.Redis, []string{m.key("owner", r.id)}, m.instance, m.cfg.OwnerTTL.Milliseconds()).Int()
 			if err == nil && n == 0 {
 				m.log.ErrorContext(cctx, "lost the ownership of a session: ending its process", "session_id", r.id)

@@ -63,6 +63,8 @@ func (r *Room) exec(ctx context.Context, sender Sink, cmd Command) {
 		if err := r.ToolAnswer(ctx, cmd.RequestID, cmd.Answers); err != nil {
 			sender.Send(ErrorFrame(err.Error()))
 		}
+	case apiStop, apiMode, apiEnd:
+		r.execAPI(ctx, sender, cmd)
 	default:
 		sender.Send(ErrorFrame("unknown command " + cmd.Type))
 	}

@@ -88,7 +88,15 @@ type Config struct {
 	Prefix   string
 	OwnerTTL time.Duration
 	Instance string
+	// Heartbeat is the turn heartbeat: while a turn runs and the agent has
+	// been silent this long, compact_progress (heartbeat: true) is
+	// broadcast, then again every Heartbeat until the agent speaks or the
+	// turn ends. 0 means DefaultHeartbeat.
+	Heartbeat time.Duration
 }
+
+// DefaultHeartbeat is Config.Heartbeat's default.
+const DefaultHeartbeat = 10 * time.Second
 
 // Manager holds the rooms of the sessions this instance serves.
 type Manager struct {
@@ -104,6 +112,9 @@ type Manager struct {
 	ps          *redis.PubSub
 	stopCluster context.CancelFunc
 	loops       sync.WaitGroup
+	// subWait: per channel, who waits for its subscription's confirmation.
+	subMu   sync.Mutex
+	subWait map[string][]chan struct{}
 }
 
 // NewManager returns a Manager with no rooms.
@@ -118,7 +129,7 @@ func NewManager(cfg Config) *Manager {
 	if cfg.Instance == "" {
 		cfg.Instance = newInstanceID()
 	}
-	m := &Manager{cfg: cfg, log: log, rooms: map[string]*Room{}, instance: cfg.Instance}
+	m := &Manager{cfg: cfg, log: log, rooms: map[string]*Room{}, instance: cfg.Instance, subWait: map[string][]chan struct{}{}}
 	if m.multi() {
 		m.startCluster()
 	}
@@ -195,9 +206,18 @@ func (m *Manager) State(_ context.Context, id string) (running, compacting bool)
 	return r.running, r.compacting
 }
 
-// SetPermissionMode implements api.Runtime: the mode is already stored.
+// SetPermissionMode implements api.Runtime: the mode is already stored. It
+// is applied by the instance that owns the session.
 func (m *Manager) SetPermissionMode(ctx context.Context, id, mode string) (agent.Applied, error) {
-	r := m.lookup(id)
+	if res, ok, err := m.relay(ctx, id, Command{Type: apiMode, Mode: mode}); ok {
+		return res.Applied, err
+	}
+	return m.setModeHere(ctx, m.lookup(id), mode)
+}
+
+// setModeHere applies a stored mode to r's process, if any, and tells r's
+// sockets.
+func (m *Manager) setModeHere(ctx context.Context, r *Room, mode string) (agent.Applied, error) {
 	if r == nil {
 		return agent.AppliedNextTurn, nil
 	}
@@ -209,23 +229,36 @@ func (m *Manager) SetPermissionMode(ctx context.Context, id, mode string) (agent
 	return applied, nil
 }
 
-// End implements api.Runtime: it ends the session's process and detaches
-// its sockets' room (they stay open until they close).
-func (m *Manager) End(_ context.Context, id string) error {
-	m.mu.Lock()
-	r := m.rooms[id]
-	delete(m.rooms, id)
-	m.mu.Unlock()
-	if r != nil {
-		r.closeProvider()
-		m.dropped(r)
-	}
-	return nil
+// End implements api.Runtime: it ends the session's process (on the
+// instance that owns it) and detaches its sockets' room here (they stay
+// open until they close).
+func (m *Manager) End(ctx context.Context, id string) error {
+	_, _, err := m.relay(ctx, id, Command{Type: apiEnd})
+	m.endHere(m.lookup(id)) // relayed or not, the room here goes too
+	return err
 }
 
-// Stop interrupts the session's running turn and broadcasts `stopped`, for
-// the stop message and POST /api/session/{id}/stop.
+// endHere ends r's process and forgets r.
+func (m *Manager) endHere(r *Room) {
+	if r == nil {
+		return
+	}
+	m.mu.Lock()
+	if m.rooms[r.id] == r {
+		delete(m.rooms, r.id)
+	}
+	m.mu.Unlock()
+	r.closeProvider()
+	m.dropped(r)
+}
+
+// Stop interrupts the session's running turn (on the instance that owns
+// it) and broadcasts `stopped`, for the stop message and POST
+// /api/session/{id}/stop.
 func (m *Manager) Stop(ctx context.Context, id string) (agent.InterruptOutcome, error) {
+	if res, ok, err := m.relay(ctx, id, Command{Type: apiStop}); ok {
+		return res.Outcome, err
+	}
 	r := m.lookup(id)
 	if r == nil {
 		return agent.InterruptIdle, nil
@@ -233,23 +266,33 @@ func (m *Manager) Stop(ctx context.Context, id string) (agent.InterruptOutcome, 
 	return r.Stop(ctx)
 }
 
-// Active lists the sessions with an agent process or a running turn.
-func (m *Manager) Active() []string {
+// Active lists the sessions with an agent process or a running turn, here
+// and (with several instances) on any instance.
+func (m *Manager) Active(ctx context.Context) ([]string, error) {
 	m.mu.Lock()
 	rooms := make([]*Room, 0, len(m.rooms))
 	for _, r := range m.rooms {
 		rooms = append(rooms, r)
 	}
 	m.mu.Unlock()
+	seen := map[string]bool{}
 	var ids []string
 	for _, r := range rooms {
 		r.mu.Lock()
 		if r.prov != nil || r.running {
 			ids = append(ids, r.id)
+			seen[r.id] = true
 		}
 		r.mu.Unlock()
 	}
-	return ids
+	others, err := m.liveElsewhere(ctx)
+	for _, id := range others {
+		if !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	return ids, err
 }
 
 // Close ends every agent process and waits for their pumps.
@@ -298,6 +341,9 @@ type Room struct {
 	sent       []*prompt // prompts sent, their turn not started yet
 	turns      []*prompt // turns started, not ended yet (oldest first)
 	cwd, model string    // of the current provider, for turn events
+	// For the turn heartbeat: when the running turn started, when the
+	// agent last said something, when the last heartbeat went out.
+	turnStart, lastActivity, lastBeat time.Time
 }
 
 // ID is the session id.
@@ -437,8 +483,43 @@ func sendError(err error) string {
 
 func (r *Room) setRunning(v bool) {
 	r.mu.Lock()
+	if v && !r.running {
+		r.turnStart = time.Now()
+		r.lastActivity = r.turnStart
+	}
 	r.running = v
 	r.mu.Unlock()
+}
+
+// heartbeat broadcasts the turn heartbeat (see Config.Heartbeat) until done
+// is closed.
+func (r *Room) heartbeat(done <-chan struct{}) {
+	every := r.m.cfg.Heartbeat
+	if every <= 0 {
+		every = DefaultHeartbeat
+	}
+	t := time.NewTicker(every / 4)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case now := <-t.C:
+			r.mu.Lock()
+			due := r.running && now.Sub(r.lastActivity) >= every && now.Sub(r.lastBeat) >= every
+			if due {
+				r.lastBeat = now
+			}
+			compacting, elapsed, silent := r.compacting, now.Sub(r.turnStart), now.Sub(r.lastActivity)
+			r.mu.Unlock()
+			if due {
+				r.Broadcast(NewFrame(0, map[string]any{
+					"type": "compact_progress", "heartbeat": true, "is_compacting": compacting,
+					"elapsed_ms": elapsed.Milliseconds(), "silent_ms": silent.Milliseconds(),
+				}))
+			}
+		}
+	}
 }
 
 func (r *Room) current() agent.Provider {
@@ -492,11 +573,16 @@ func (r *Room) provider(ctx context.Context) (agent.Provider, error) {
 	r.pumpDone = done
 	r.cwd, r.model = sess.Cwd, sess.Model
 	r.mu.Unlock()
-	r.m.pumps.Add(1)
+	r.m.setLive(r.id, true)
+	r.m.pumps.Add(2)
 	go func() {
 		defer r.m.pumps.Done()
 		defer close(done)
 		r.pump(p, sess.ProviderSessionID, sess.Provider)
+	}()
+	go func() {
+		defer r.m.pumps.Done()
+		r.heartbeat(done)
 	}()
 	return p, nil
 }
@@ -518,6 +604,9 @@ func (r *Room) pump(p agent.Provider, providerSessionID, providerName string) {
 		if errors.Is(err, io.EOF) {
 			break
 		}
+		r.mu.Lock()
+		r.lastActivity = time.Now()
+		r.mu.Unlock()
 		switch e := ev.(type) {
 		case agent.Message:
 			switch {
@@ -613,12 +702,16 @@ func (r *Room) pump(p agent.Provider, providerSessionID, providerName string) {
 		}
 	}
 	r.mu.Lock()
-	if r.prov == p {
+	mine := r.prov == p
+	if mine {
 		r.prov = nil
 		r.sent, r.turns = nil, nil
 	}
 	r.running, r.compacting = false, false
 	r.mu.Unlock()
+	if mine {
+		r.m.setLive(r.id, false)
+	}
 }
 
 // retire forgets a pending request and reports whether it was pending.
