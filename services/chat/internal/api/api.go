@@ -96,6 +96,7 @@ func Register(app *fiber.App, d Deps) {
 	app.Patch("/api/session/:id", s.patchSession)
 	app.Delete("/api/session/:id", s.deleteSession)
 	app.Post("/api/session/:id/fork", s.forkSession)
+	app.Get("/api/session/:id/threads", s.threads)
 	app.Put("/api/session/:id/provider", s.putProvider)
 	app.Put("/api/session/:id/permission-mode", s.putPermissionMode)
 	app.Post("/api/session/:id/stop", s.stopSession)
