@@ -13,15 +13,14 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/svc-code/svc-code/bench/internal/backend"
 	"github.com/svc-code/svc-code/bench/internal/gatewayproc"
+	"github.com/svc-code/svc-code/bench/internal/proc"
 	"github.com/svc-code/svc-code/bench/internal/report"
 	"github.com/svc-code/svc-code/libs/internalauth"
 )
@@ -70,11 +69,7 @@ func parseFlags(args []string) (options, error) {
 	fs.Float64Var(&o.maxOthers, "max-others", 0.25, "repeat a run (twice at most) while other processes use more CPUs than this")
 	fs.BoolVar(&o.write, "write", true, "write the results into BENCHMARKS.md")
 	fs.StringVar(&o.out, "o", "", "file to write (default BENCHMARKS.md at the workspace root)")
-	redisURL := os.Getenv("REDIS_URL")
-	if redisURL == "" {
-		redisURL = "redis://127.0.0.1:6379/0"
-	}
-	fs.StringVar(&o.redisURL, "redis", redisURL, "Redis for the gateway (default $REDIS_URL)")
+	fs.StringVar(&o.redisURL, "redis", proc.RedisURL(), "Redis for the gateway (default $REDIS_URL)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -102,20 +97,16 @@ func run(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	root, err := workspaceRoot(ctx)
+	root, dir, remove, err := proc.Scratch(ctx, "svc-bench-")
 	if err != nil {
 		return err
 	}
+	defer func() { _ = remove() }()
 	if o.out == "" {
 		o.out = filepath.Join(root, "BENCHMARKS.md")
 	}
-	dir, err := os.MkdirTemp("", "svc-bench-")
-	if err != nil {
-		return err
-	}
-	defer func() { _ = os.RemoveAll(dir) }()
 
-	secretValue, err := gatewayproc.RandomSecret()
+	secretValue, err := proc.RandomHex(16)
 	if err != nil {
 		return err
 	}
@@ -159,7 +150,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	section := report.Section{
 		Date:     time.Now(),
 		Machine:  machine,
-		Revision: revision(ctx, root),
+		Revision: proc.Revision(ctx, root, "services/gateway", "libs", "web"),
 		Command:  command(o),
 		Workers:  o.workers,
 		Warmup:   o.warmup,
@@ -180,33 +171,4 @@ func run(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	}
 	fmt.Fprintf(stdout, "\nwrote %s\n", o.out)
 	return nil
-}
-
-// workspaceRoot is the directory of the go.work file in use.
-func workspaceRoot(ctx context.Context) (string, error) {
-	out, err := exec.CommandContext(ctx, "go", "env", "GOWORK").Output()
-	if err != nil {
-		return "", fmt.Errorf("go env GOWORK: %w", err)
-	}
-	work := strings.TrimSpace(string(out))
-	if work == "" || work == "off" {
-		return "", errors.New("not in the svc-code workspace (go env GOWORK is empty): run from the repository")
-	}
-	return filepath.Dir(work), nil
-}
-
-// revision names the commit the gateway was built from, and says whether
-// the code it is built from had uncommitted changes.
-func revision(ctx context.Context, root string) string {
-	out, err := exec.CommandContext(ctx, "git", "-C", root, "rev-parse", "--short", "HEAD").Output()
-	if err != nil {
-		return ""
-	}
-	rev := "commit " + strings.TrimSpace(string(out))
-	dirty, err := exec.CommandContext(ctx, "git", "-C", root, "status", "--porcelain", "--",
-		"services/gateway", "libs", "web").Output()
-	if err == nil && len(strings.TrimSpace(string(dirty))) > 0 {
-		rev += " plus uncommitted changes in services/gateway, libs or web"
-	}
-	return rev
 }

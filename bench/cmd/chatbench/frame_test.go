@@ -13,8 +13,10 @@ func TestParseFrame(t *testing.T) {
 		at   time.Time
 		err  bool
 	}{
-		{"assistant", `{"type":"agent_message","line":7,"data":{"type":"assistant","message":{"content":[{"type":"text","text":" chunk 2"}]},"timestamp":"2025-06-01T10:00:00.123Z"}}`,
-			kindAssistant, time.Date(2025, 6, 1, 10, 0, 0, 123e6, time.UTC), false},
+		{
+			"assistant", `{"type":"agent_message","line":7,"data":{"type":"assistant","message":{"content":[{"type":"text","text":" chunk 2"}]},"timestamp":"2025-06-01T10:00:00.123Z"}}`,
+			kindAssistant, time.Date(2025, 6, 1, 10, 0, 0, 123e6, time.UTC), false,
+		},
 		{"result", `{"type":"agent_message","line":9,"data":{"type":"result","subtype":"success"}}`, kindResult, time.Time{}, false},
 		{"system", `{"type":"agent_message","line":3,"data":{"type":"system","subtype":"init"}}`, kindOther, time.Time{}, false},
 		{"stored", `{"type":"message_stored","line":2,"message":{"role":"user","content":"SLOW 3"}}`, kindOther, time.Time{}, false},

@@ -15,10 +15,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -28,6 +26,7 @@ import (
 
 	"github.com/svc-code/svc-code/bench/internal/chatproc"
 	"github.com/svc-code/svc-code/bench/internal/cpustat"
+	"github.com/svc-code/svc-code/bench/internal/proc"
 	"github.com/svc-code/svc-code/bench/internal/report"
 	"github.com/svc-code/svc-code/bench/internal/stats"
 	"github.com/svc-code/svc-code/libs/protocol"
@@ -93,28 +92,24 @@ func run(ctx context.Context, o options) (err error) {
 	if err != nil {
 		return fmt.Errorf("raise RLIMIT_NOFILE: %w", err)
 	}
-	if nofile < uint64(o.n)+256 {
+	if nofile < uint64(o.n)+256 { //nolint:gosec // G115: -n is checked to be positive above
 		return fmt.Errorf("RLIMIT_NOFILE hard limit %d is too low for %d sockets; try -n %d", nofile, o.n, nofile-256)
 	}
-	root, err := workspaceRoot(ctx)
+	root, dir, remove, err := proc.Scratch(ctx, "chatbench-")
 	if err != nil {
 		return err
 	}
+	defer func() { _ = remove() }()
 	if o.out == "" {
 		o.out = filepath.Join(root, "BENCHMARKS.md")
 	}
-	dir, err := os.MkdirTemp("", "chatbench-")
-	if err != nil {
-		return err
-	}
-	defer func() { _ = os.RemoveAll(dir) }()
 
 	chatBin, fakeBin := filepath.Join(dir, "chat"), filepath.Join(dir, "fakeclaude")
 	fmt.Println("building chat and fakeclaude ...")
-	if err := chatproc.Build(ctx, root, chatproc.ChatPackage, chatBin); err != nil {
+	if err := proc.Build(ctx, root, chatproc.ChatPackage, chatBin); err != nil {
 		return err
 	}
-	if err := chatproc.Build(ctx, root, chatproc.FakePackage, fakeBin); err != nil {
+	if err := proc.Build(ctx, root, chatproc.FakePackage, fakeBin); err != nil {
 		return err
 	}
 
@@ -122,10 +117,7 @@ func run(ctx context.Context, o options) (err error) {
 	if dbBase == "" {
 		dbBase = chatproc.DefaultDatabaseURL
 	}
-	redisURL := os.Getenv("REDIS_URL")
-	if redisURL == "" {
-		redisURL = "redis://127.0.0.1:6379/0"
-	}
+	redisURL := proc.RedisURL()
 	schema, err := chatproc.NewSchema(ctx, dbBase)
 	if err != nil {
 		return fmt.Errorf("PostgreSQL (TEST_DATABASE_URL): %w", err)
@@ -135,17 +127,17 @@ func run(ctx context.Context, o options) (err error) {
 			err = errors.Join(err, fmt.Errorf("drop schema %s: %w", schema.Name, derr))
 		}
 	}()
-	suffix, err := chatproc.RandomHex(6)
+	suffix, err := proc.RandomHex(6)
 	if err != nil {
 		return err
 	}
 	prefix := "chatbench:" + suffix + ":"
 	defer func() {
-		if derr := chatproc.DeleteKeys(redisURL, prefix); derr != nil {
+		if derr := proc.DeleteKeys(redisURL, prefix); derr != nil {
 			err = errors.Join(err, derr)
 		}
 	}()
-	secret, err := chatproc.RandomHex(16)
+	secret, err := proc.RandomHex(16)
 	if err != nil {
 		return err
 	}
@@ -172,8 +164,12 @@ func run(ctx context.Context, o options) (err error) {
 		inst[i] = in
 	}
 	a := inst[0]
-	if status, body, err := a.Do(ctx, "PUT", "/api/app/provider-path/claude", fmt.Sprintf(`{"path":%q}`, fakeBin)); err != nil || status != 200 {
-		return fmt.Errorf("set the provider path: %d %s %v", status, body, err)
+	status, body, err := a.Do(ctx, "PUT", "/api/app/provider-path/claude", fmt.Sprintf(`{"path":%q}`, fakeBin))
+	if err != nil {
+		return fmt.Errorf("set the provider path: %w", err)
+	}
+	if status != 200 {
+		return fmt.Errorf("set the provider path: %d %s", status, body)
 	}
 	work := filepath.Join(dir, "work")
 	if err := os.MkdirAll(work, 0o700); err != nil {
@@ -182,14 +178,20 @@ func run(ctx context.Context, o options) (err error) {
 	ids := make([]string, o.sessions)
 	for s := range ids {
 		status, body, err := a.Do(ctx, "POST", "/api/sessions", fmt.Sprintf(`{"cwd":%q}`, work))
-		if err != nil || status != 201 {
-			return fmt.Errorf("create session: %d %s %v", status, body, err)
+		if err != nil {
+			return fmt.Errorf("create session: %w", err)
+		}
+		if status != 201 {
+			return fmt.Errorf("create session: %d %s", status, body)
 		}
 		var sess struct {
 			ID string `json:"session_id"`
 		}
-		if err := json.Unmarshal(body, &sess); err != nil || sess.ID == "" {
-			return fmt.Errorf("create session: %s %v", body, err)
+		if err := json.Unmarshal(body, &sess); err != nil {
+			return fmt.Errorf("create session: %s: %w", body, err)
+		}
+		if sess.ID == "" {
+			return fmt.Errorf("create session: no session_id in %s", body)
 		}
 		ids[s] = sess.ID
 	}
@@ -209,7 +211,7 @@ func run(ctx context.Context, o options) (err error) {
 		}
 	}()
 	if opened < 2*o.sessions {
-		return fmt.Errorf("only %d sockets opened: %v", opened, openErr)
+		return errors.Join(fmt.Errorf("only %d sockets opened", opened), openErr)
 	}
 	time.Sleep(3 * time.Second)
 	after, err := rssOf(inst)
@@ -297,7 +299,11 @@ func run(ctx context.Context, o options) (err error) {
 		r.cpuKnown, r.cpu, r.others, r.steal = true, u.Procs, u.Others, u.Steal
 	}
 	r.machine = report.ThisMachine()
-	r.revision = revision(ctx, root)
+	if rev, rerr := proc.Commit(ctx, root); rerr == nil {
+		r.revision = rev
+	} else {
+		r.revision = "unknown"
+	}
 	fmt.Print(r.text())
 	if o.write {
 		if err := report.WriteBetween(o.out, "# Benchmarks\n\n", startMarker, endMarker, r.markdown()); err != nil {
@@ -440,24 +446,4 @@ func dialOne(ctx context.Context, d *websocket.Dialer, header map[string][]strin
 	}
 	_ = conn.SetReadDeadline(time.Time{})
 	return &sock{conn: conn, done: make(chan struct{})}, nil
-}
-
-func workspaceRoot(ctx context.Context) (string, error) {
-	out, err := exec.CommandContext(ctx, "go", "env", "GOWORK").Output()
-	if err != nil {
-		return "", fmt.Errorf("go env GOWORK: %w", err)
-	}
-	gowork := strings.TrimSpace(string(out))
-	if gowork == "" || gowork == "off" {
-		return "", errors.New("not in the svc-code workspace (go env GOWORK is empty): run from the repository")
-	}
-	return filepath.Dir(gowork), nil
-}
-
-func revision(ctx context.Context, root string) string {
-	out, err := exec.CommandContext(ctx, "git", "-C", root, "rev-parse", "--short", "HEAD").Output()
-	if err != nil {
-		return "unknown"
-	}
-	return strings.TrimSpace(string(out))
 }

@@ -26,6 +26,7 @@ import (
 
 	"github.com/svc-code/svc-code/bench/internal/cpustat"
 	"github.com/svc-code/svc-code/bench/internal/gatewayproc"
+	"github.com/svc-code/svc-code/bench/internal/proc"
 	"github.com/svc-code/svc-code/bench/internal/report"
 	"github.com/svc-code/svc-code/bench/internal/termclient"
 	"github.com/svc-code/svc-code/bench/internal/termproc"
@@ -85,11 +86,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.wettyDir, "wetty-dir", "", "where WeTTY is installed (default svc-code-bench/wetty-"+wetty.Version+" in the user cache directory)")
 	fs.BoolVar(&o.write, "write", true, "write the results into BENCHMARKS.md")
 	fs.StringVar(&o.out, "o", "", "file to write (default BENCHMARKS.md at the workspace root)")
-	redisURL := os.Getenv("REDIS_URL")
-	if redisURL == "" {
-		redisURL = "redis://127.0.0.1:6379/0"
-	}
-	fs.StringVar(&o.redisURL, "redis", redisURL, "Redis for the services (default $REDIS_URL)")
+	fs.StringVar(&o.redisURL, "redis", proc.RedisURL(), "Redis for the services (default $REDIS_URL)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -117,22 +114,18 @@ func run(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	root, err := workspaceRoot(ctx)
-	if err != nil {
-		return err
-	}
-	if o.out == "" {
-		o.out = filepath.Join(root, "BENCHMARKS.md")
-	}
 	shellPath, err := exec.LookPath("bash")
 	if err != nil {
 		return fmt.Errorf("the benchmark runs bash on every path: %w", err)
 	}
-	dir, err := os.MkdirTemp("", "svc-termbench-")
+	root, dir, remove, err := proc.Scratch(ctx, "svc-termbench-")
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, os.RemoveAll(dir)) }()
+	defer func() { err = errors.Join(err, remove()) }()
+	if o.out == "" {
+		o.out = filepath.Join(root, "BENCHMARKS.md")
+	}
 	sh := shellSetup{shell: shellPath, workdir: filepath.Join(dir, "work")}
 	home := filepath.Join(dir, "home")
 	for _, d := range []string{sh.workdir, home} {
@@ -159,7 +152,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	if err := gatewayproc.Build(ctx, root, gwBin); err != nil {
 		return err
 	}
-	secret, err := gatewayproc.RandomSecret()
+	secret, err := proc.RandomHex(16)
 	if err != nil {
 		return err
 	}
@@ -238,7 +231,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	s := section{
 		Date:       time.Now(),
 		Machine:    report.ThisMachine(),
-		Revision:   revision(ctx, root),
+		Revision:   proc.Revision(ctx, root, "services/terminal", "services/gateway", "libs"),
 		Command:    command(o),
 		File:       fmt.Sprintf("%d MiB of generated text (printable ASCII, %d lines of 0 to 160 characters), in the page cache", o.sizeMiB, lines),
 		Shell:      shellVersion(ctx, shellPath) + ", interactive, with an empty home (no rc file but the system's)",
@@ -313,35 +306,6 @@ func checkGates(ctx context.Context, svc *termproc.Service, gw *gatewayproc.Gate
 		}
 	}
 	return nil
-}
-
-// workspaceRoot is the directory of the go.work file in use.
-func workspaceRoot(ctx context.Context) (string, error) {
-	out, err := exec.CommandContext(ctx, "go", "env", "GOWORK").Output()
-	if err != nil {
-		return "", fmt.Errorf("go env GOWORK: %w", err)
-	}
-	work := strings.TrimSpace(string(out))
-	if work == "" || work == "off" {
-		return "", errors.New("not in the svc-code workspace (go env GOWORK is empty): run from the repository")
-	}
-	return filepath.Dir(work), nil
-}
-
-// revision names the commit the services were built from, and says
-// whether their code had uncommitted changes.
-func revision(ctx context.Context, root string) string {
-	out, err := exec.CommandContext(ctx, "git", "-C", root, "rev-parse", "--short", "HEAD").Output()
-	if err != nil {
-		return ""
-	}
-	rev := "commit " + strings.TrimSpace(string(out))
-	dirty, err := exec.CommandContext(ctx, "git", "-C", root, "status", "--porcelain", "--",
-		"services/terminal", "services/gateway", "libs").Output()
-	if err == nil && len(strings.TrimSpace(string(dirty))) > 0 {
-		rev += " plus uncommitted changes in services/terminal, services/gateway or libs"
-	}
-	return rev
 }
 
 // shellVersion is the first line of `bash --version`.

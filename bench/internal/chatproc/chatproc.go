@@ -1,38 +1,31 @@
 // Package chatproc runs the real chat service as child processes for the
-// chat benchmark: built from the workspace with the fake Claude CLI, on a
-// throwaway PostgreSQL schema and Redis prefix that are removed afterwards.
-// (The benchmark cannot import chat: its packages are internal to its
-// module.)
+// chat benchmark, with package proc (which builds it and the fake Claude
+// CLI from the workspace, and deletes the Redis prefix afterwards), on a
+// throwaway PostgreSQL schema that is dropped afterwards. (The benchmark
+// cannot import chat: its packages are internal to its module.)
 package chatproc
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 
+	"github.com/svc-code/svc-code/bench/internal/proc"
 	"github.com/svc-code/svc-code/libs/pgmigrate"
 	"github.com/svc-code/svc-code/libs/protocol"
-	"github.com/svc-code/svc-code/libs/redisx"
 )
 
 // Packages of the chat service and of its fake Claude CLI, relative to the
-// workspace root.
+// workspace root; build them with proc.Build.
 const (
 	ChatPackage = "./services/chat/cmd/chat"
 	FakePackage = "./services/chat/cmd/fakeclaude"
@@ -40,16 +33,6 @@ const (
 
 // DefaultDatabaseURL is used when TEST_DATABASE_URL is not set.
 const DefaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
-
-// Build compiles pkg from the workspace at root into binary.
-func Build(ctx context.Context, root, pkg, binary string) error {
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", binary, pkg)
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
-	}
-	return nil
-}
 
 // Schema is a throwaway PostgreSQL schema.
 type Schema struct {
@@ -60,7 +43,7 @@ type Schema struct {
 
 // NewSchema creates a fresh schema on the database at base.
 func NewSchema(ctx context.Context, base string) (*Schema, error) {
-	suffix, err := RandomHex(6)
+	suffix, err := proc.RandomHex(6)
 	if err != nil {
 		return nil, err
 	}
@@ -98,31 +81,6 @@ func (s *Schema) exec(ctx context.Context, sql string) error {
 	return nil
 }
 
-// DeleteKeys removes every Redis key under prefix.
-func DeleteKeys(redisURL, prefix string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	rdb, err := redisx.Connect(ctx, redisURL)
-	if err != nil {
-		return fmt.Errorf("clean up Redis keys %s*: %w", prefix, err)
-	}
-	defer func() { _ = rdb.Close() }()
-	iter := rdb.Scan(ctx, 0, prefix+"*", 500).Iterator()
-	var keys []string
-	for iter.Next(ctx) {
-		keys = append(keys, iter.Val())
-	}
-	if err := iter.Err(); err != nil {
-		return fmt.Errorf("scan Redis keys %s*: %w", prefix, err)
-	}
-	if len(keys) > 0 {
-		if err := rdb.Del(ctx, keys...).Err(); err != nil {
-			return fmt.Errorf("delete Redis keys %s*: %w", prefix, err)
-		}
-	}
-	return nil
-}
-
 // Options say how to run one chat instance.
 type Options struct {
 	Binary      string
@@ -139,69 +97,48 @@ type Instance struct {
 	Addr   string
 	secret string
 
-	cmd     *exec.Cmd
-	exited  chan struct{}
-	waitErr error
-	logs    *syncBuffer
+	*proc.Process
 }
 
+// stopTimeout is how long an instance has to stop after SIGTERM.
+const stopTimeout = 20 * time.Second
+
 // Start launches a chat instance and returns once it answers its health
-// route.
+// route. The instance runs in a process group of its own and outlives
+// ctx: Stop ends it (SIGTERM, then SIGKILL of the group after
+// stopTimeout).
 func Start(ctx context.Context, o Options) (*Instance, error) {
-	addr, err := freeAddr(ctx)
+	addr, err := proc.FreeAddr(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(o.Home, 0o700); err != nil {
 		return nil, err
 	}
-	in := &Instance{Addr: addr, secret: o.Secret, exited: make(chan struct{}), logs: &syncBuffer{}}
-	in.cmd = exec.Command(o.Binary) //nolint:gosec // G204: the binary Build just compiled
-	in.cmd.Env = append([]string{
-		"PATH=" + os.Getenv("PATH"),
-		"HOME=" + o.Home,
-		"SVC_CODE_HOME=" + o.Home,
-		"CHAT_ADDR=" + addr,
-		"DATABASE_URL=" + o.DatabaseURL,
-		"REDIS_URL=" + o.RedisURL,
-		"REDIS_PREFIX=" + o.RedisPrefix,
-		"SVC_INTERNAL_SECRET=" + o.Secret,
-		"LOG_FORMAT=json",
-		"LOG_LEVEL=warn",
-	}, o.Env...)
-	in.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	in.cmd.Stdout = in.logs
-	in.cmd.Stderr = in.logs
-	if err := in.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start chat: %w", err)
+	in := &Instance{Addr: addr, secret: o.Secret}
+	in.Process, err = proc.Start(ctx, proc.Config{
+		Name: "chat", Path: o.Binary, StopTimeout: stopTimeout, Group: true,
+		Env: append([]string{
+			"PATH=" + os.Getenv("PATH"),
+			"HOME=" + o.Home,
+			"SVC_CODE_HOME=" + o.Home,
+			"CHAT_ADDR=" + addr,
+			"DATABASE_URL=" + o.DatabaseURL,
+			"REDIS_URL=" + o.RedisURL,
+			"REDIS_PREFIX=" + o.RedisPrefix,
+			"SVC_INTERNAL_SECRET=" + o.Secret,
+			"LOG_FORMAT=json",
+			"LOG_LEVEL=warn",
+		}, o.Env...),
+	})
+	if err != nil {
+		return nil, err
 	}
-	go func() {
-		in.waitErr = in.cmd.Wait()
-		close(in.exited)
-	}()
-	if err := in.waitHealthy(ctx, 30*time.Second); err != nil {
+	health := proc.GetOK("http://"+addr+"/api/health/chat", http.Header{protocol.HeaderInternal: []string{o.Secret}})
+	if err := in.WaitReady(ctx, 30*time.Second, health); err != nil {
 		return nil, errors.Join(err, in.Stop())
 	}
 	return in, nil
-}
-
-func (in *Instance) waitHealthy(ctx context.Context, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if status, _, err := in.Do(ctx, http.MethodGet, "/api/health/chat", ""); err == nil && status == http.StatusOK {
-			return nil
-		}
-		select {
-		case <-in.exited:
-			return fmt.Errorf("chat exited before it was healthy: %v\n%s", in.waitErr, in.logs)
-		case <-ctx.Done():
-			return fmt.Errorf("chat not healthy on %s: %w\n%s", in.Addr, ctx.Err(), in.logs)
-		case <-tick.C:
-		}
-	}
 }
 
 var client = &http.Client{Timeout: 30 * time.Second}
@@ -226,29 +163,8 @@ func (in *Instance) Do(ctx context.Context, method, path, body string) (int, []b
 	return resp.StatusCode, raw, err
 }
 
-// Pid is the instance's process id.
-func (in *Instance) Pid() int { return in.cmd.Process.Pid }
-
 // Logs is what the instance wrote so far.
-func (in *Instance) Logs() string { return in.logs.String() }
-
-const stopTimeout = 20 * time.Second
-
-// Stop ends the instance with SIGTERM (SIGKILL of its process group after
-// stopTimeout).
-func (in *Instance) Stop() error {
-	if err := in.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return fmt.Errorf("signal chat: %w", err)
-	}
-	select {
-	case <-in.exited:
-		return nil
-	case <-time.After(stopTimeout):
-		_ = syscall.Kill(-in.cmd.Process.Pid, syscall.SIGKILL)
-		<-in.exited
-		return fmt.Errorf("chat ignored SIGTERM for %s; killed", stopTimeout)
-	}
-}
+func (in *Instance) Logs() string { return in.Log() }
 
 // RSS is the resident set size of process pid, in bytes.
 func RSS(pid int) (int64, error) {
@@ -257,11 +173,11 @@ func RSS(pid int) (int64, error) {
 		return 0, err
 	}
 	defer func() { _ = f.Close() }()
-	return parseVmRSS(f)
+	return parseVMRSS(f)
 }
 
-// parseVmRSS reads the VmRSS line of a /proc/<pid>/status file.
-func parseVmRSS(r io.Reader) (int64, error) {
+// parseVMRSS reads the VmRSS line of a /proc/<pid>/status file.
+func parseVMRSS(r io.Reader) (int64, error) {
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:")
@@ -282,40 +198,4 @@ func parseVmRSS(r io.Reader) (int64, error) {
 		return 0, err
 	}
 	return 0, errors.New("no VmRSS line")
-}
-
-func freeAddr(ctx context.Context) (string, error) {
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", fmt.Errorf("find a free port: %w", err)
-	}
-	addr := ln.Addr().String()
-	return addr, ln.Close()
-}
-
-// RandomHex is n random bytes in hex.
-func RandomHex(n int) (string, error) {
-	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(b), nil
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return strings.TrimSpace(b.buf.String())
 }

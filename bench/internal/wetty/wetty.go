@@ -16,15 +16,14 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
+
+	"github.com/svc-code/svc-code/bench/internal/proc"
 )
 
 // The pinned versions: socket.io-client matches the socket.io major that
@@ -155,85 +154,52 @@ type Server struct {
 	// URL is its http://host:port.
 	URL string
 
-	cmd     *exec.Cmd
-	exited  chan struct{}
-	waitErr error
-	logs    *lineBuffer
+	*proc.Process
 }
 
+// stopTimeout is how long the server has to stop after SIGTERM.
+const stopTimeout = 10 * time.Second
+
 // Start runs WeTTY from dir (where Install put it) on a free port of
-// 127.0.0.1, and returns once it answers HTTP.
+// 127.0.0.1, and returns once it answers HTTP. Cancelling ctx stops the
+// server as Stop does.
 func Start(ctx context.Context, dir string, o Options) (*Server, error) {
 	if os.Geteuid() != 0 {
 		return nil, ErrNotRoot
 	}
-	port, err := freePort(ctx)
+	addr, err := proc.FreeAddr(ctx)
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{URL: "http://127.0.0.1:" + strconv.Itoa(port), exited: make(chan struct{}), logs: &lineBuffer{}}
-	// Cancelling ctx stops the server as Stop does.
-	s.cmd = exec.CommandContext(ctx, "node", filepath.Join(dir, "node_modules", "wetty", "build", "main.js"), //nolint:gosec // G204: our own arguments
-		"--host", "127.0.0.1", "--port", strconv.Itoa(port), "--base", BasePath, "--command", o.Command)
-	s.cmd.Cancel = func() error { return s.cmd.Process.Signal(syscall.SIGTERM) }
-	s.cmd.WaitDelay = 10 * time.Second
-	s.cmd.Dir = o.Workdir
-	s.cmd.Env = o.Env
-	s.cmd.Stdout, s.cmd.Stderr = s.logs, s.logs
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
-	if err := s.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start wetty: %w", err)
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
 	}
-	go func() {
-		s.waitErr = s.cmd.Wait()
-		close(s.exited)
-	}()
-	if err := s.waitServing(ctx, 30*time.Second); err != nil {
+	s := &Server{URL: "http://" + addr}
+	s.Process, err = proc.Start(ctx, proc.Config{
+		Name: "wetty", Path: "node", Dir: o.Workdir, Env: o.Env, StopTimeout: stopTimeout, LogLimit: 1 << 20,
+		Args: []string{
+			filepath.Join(dir, "node_modules", "wetty", "build", "main.js"),
+			"--host", "127.0.0.1", "--port", port, "--base", BasePath, "--command", o.Command,
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.WaitReady(ctx, 30*time.Second, proc.GetOK(s.URL+BasePath, nil)); err != nil {
 		return nil, errors.Join(err, s.Stop())
 	}
 	return s, nil
 }
 
-func (s *Server) waitServing(ctx context.Context, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	client := &http.Client{Timeout: time.Second}
-	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+BasePath, nil)
-		if err != nil {
-			return err
-		}
-		if resp, err := client.Do(req); err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		select {
-		case <-s.exited:
-			return fmt.Errorf("wetty exited before serving: %w\n%s", exitError(s.waitErr), s.logs.String())
-		case <-ctx.Done():
-			return fmt.Errorf("wetty not serving on %s: %w\n%s", s.URL, ctx.Err(), s.logs.String())
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-}
-
-// exitError is how a child ended: its error, or exit status 0.
-func exitError(err error) error {
-	if err == nil {
-		return errors.New("exit status 0")
-	}
-	return err
-}
-
-// Pid is the server's process id.
-func (s *Server) Pid() int { return s.cmd.Process.Pid }
-
 // Problems is what the server logged at level warn or error.
-func (s *Server) Problems() string {
+func (s *Server) Problems() string { return problems(s.Log()) }
+
+// problems is the lines of log at level warn or error, and those that are
+// not JSON.
+func problems(log string) string {
 	var out []string
-	for _, line := range strings.Split(s.logs.String(), "\n") {
+	for _, line := range strings.Split(log, "\n") {
 		var l struct{ Level string }
 		if json.Unmarshal([]byte(line), &l) != nil || l.Level == "warn" || l.Level == "error" {
 			if strings.TrimSpace(line) != "" {
@@ -244,21 +210,9 @@ func (s *Server) Problems() string {
 	return strings.Join(out, "\n")
 }
 
-// Stop ends the server with SIGTERM (SIGKILL after 10 s); the shells it
-// started get SIGHUP as their terminals close.
-func (s *Server) Stop() error {
-	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return fmt.Errorf("signal wetty: %w", err)
-	}
-	select {
-	case <-s.exited:
-		return nil
-	case <-time.After(10 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-s.exited
-		return errors.New("wetty ignored SIGTERM for 10 s; killed")
-	}
-}
+// Stop ends the server with SIGTERM (SIGKILL after stopTimeout); the
+// shells it started get SIGHUP as their terminals close.
+func (s *Server) Stop() error { return s.Process.Stop() }
 
 // Op is one operation of the client, as client.mjs reads it.
 type Op struct {
@@ -286,7 +240,7 @@ type Client struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	lines  *bufio.Scanner
-	stderr *lineBuffer
+	stderr *proc.Buffer
 	done   bool
 }
 
@@ -299,7 +253,7 @@ func (s *Server) Prepare(ctx context.Context, dir string, op Op) (*Client, error
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{stderr: &lineBuffer{}}
+	c := &Client{stderr: &proc.Buffer{Limit: 1 << 20}}
 	c.cmd = exec.CommandContext(ctx, "node", filepath.Join(dir, clientFile), string(arg)) //nolint:gosec // G204: our own script
 	c.cmd.Dir = dir
 	c.cmd.Stderr = c.stderr
@@ -375,37 +329,4 @@ func (c *Client) Close() error {
 	_ = c.cmd.Process.Kill()
 	_ = c.cmd.Wait()
 	return nil
-}
-
-// freePort picks a free port on 127.0.0.1; another process could take it
-// before wetty binds it, and then wetty fails to start, visibly.
-func freePort(ctx context.Context) (int, error) {
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	return port, ln.Close()
-}
-
-// lineBuffer collects a child's output, which two pipes may write at once.
-type lineBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lineBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.buf.Len() > 1<<20 { // keep memory bounded: the start is what matters
-		return len(p), nil
-	}
-	return b.buf.Write(p)
-}
-
-func (b *lineBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return strings.TrimSpace(b.buf.String())
 }

@@ -133,15 +133,14 @@ func TestClientProtocol(t *testing.T) {
 }
 
 func TestProblems(t *testing.T) {
-	s := &Server{logs: &lineBuffer{}}
-	_, _ = s.logs.Write([]byte(`{"level":"info","message":"Server started"}
+	log := `{"level":"info","message":"Server started"}
 {"level":"http","message":"GET /wetty 200"}
 {"level":"warn","message":"slow"}
 (node:1) Warning: something
 {"level":"error","message":"boom"}
-`))
+`
 	want := "{\"level\":\"warn\",\"message\":\"slow\"}\n(node:1) Warning: something\n{\"level\":\"error\",\"message\":\"boom\"}"
-	if got := s.Problems(); got != want {
+	if got := problems(log); got != want {
 		t.Errorf("Problems =\n%s\nwant\n%s", got, want)
 	}
 }
