@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,38 +14,13 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/svc-code/svc-code/services/chat/internal/agent/claude/claudetest"
 )
 
 // fakeBin is the fake CLI, built once for this test binary.
 var fakeBin string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "fakeclaude-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	fakeBin, err = claudetest.BuildFake(ctx, dir)
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		_ = os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	_ = os.RemoveAll(dir)
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { claudetest.MainWithFake(m, &fakeBin) }
 
 // TestTranscriptShapes replays the host side of every recorded transcript
 // against the fake and checks that the fake answers with the same lines as

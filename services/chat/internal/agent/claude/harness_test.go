@@ -4,15 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"go.uber.org/goleak"
 
 	"github.com/svc-code/svc-code/services/chat/internal/agent"
 	"github.com/svc-code/svc-code/services/chat/internal/agent/claude/claudetest"
@@ -21,30 +18,7 @@ import (
 // fakeBin is cmd/fakeclaude, built once for this test binary.
 var fakeBin string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "claude-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	fakeBin, err = claudetest.BuildFake(ctx, dir)
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		_ = os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	_ = os.RemoveAll(dir)
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { claudetest.MainWithFake(m, &fakeBin) }
 
 // eventTimeout bounds every wait for an event; generous for -race on two
 // cores, never reached when things work.

@@ -23,6 +23,10 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
 )
 
 //go:embed testdata/transcripts/*.jsonl
@@ -185,4 +189,36 @@ func BuildFake(ctx context.Context, dir string) (string, error) {
 		return "", fmt.Errorf("build fakeclaude: %w\n%s", err, out)
 	}
 	return bin, nil
+}
+
+// MainWithFake is a TestMain for packages that drive the fake CLI: it builds
+// cmd/fakeclaude into a temporary directory, stores its path in *bin, runs
+// the tests, removes the directory and, when the tests passed, fails on a
+// leaked goroutine. It exits the process with the result.
+func MainWithFake(m *testing.M, bin *string) {
+	os.Exit(mainWithFake(m, bin))
+}
+
+func mainWithFake(m *testing.M, bin *string) int {
+	dir, err := os.MkdirTemp("", "fakeclaude-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	*bin, err = BuildFake(ctx, dir)
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	code := m.Run()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	return code
 }
