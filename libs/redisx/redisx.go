@@ -35,3 +35,8 @@ type Keys struct{ Prefix string }
 // Key joins parts with ":" under the prefix: Keys{"svc:"}.Key("auth", "epochs")
 // is "svc:auth:epochs".
 func (k Keys) Key(parts ...string) string { return k.Prefix + strings.Join(parts, ":") }
+
+// Pinger is c's health check, for a service's health route.
+func Pinger(c *redis.Client) func(context.Context) error {
+	return func(ctx context.Context) error { return c.Ping(ctx).Err() }
+}

@@ -40,3 +40,16 @@ func Serve(ctx context.Context, app *fiber.App, ln net.Listener, timeout time.Du
 	}
 	return nil
 }
+
+// Listen returns ln when a caller (a test on 127.0.0.1:0) handed one in,
+// else a new TCP listener on addr.
+func Listen(ctx context.Context, ln net.Listener, addr string) (net.Listener, error) {
+	if ln != nil {
+		return ln, nil
+	}
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen: %w", err)
+	}
+	return ln, nil
+}

@@ -3,10 +3,8 @@ package app
 import (
 	"context"
 	"embed"
-	"fmt"
 	"io/fs"
 	"log/slog"
-	"net"
 
 	"github.com/svc-code/svc-code/libs/pgmigrate"
 	"github.com/svc-code/svc-code/libs/redisx"
@@ -57,7 +55,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		Secret:    secret,
 		BodyLimit: cfg.BodyLimit,
 		Checks: []svchttp.Check{
-			{Name: "redis", Ping: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }},
+			{Name: "redis", Ping: redisx.Pinger(rdb)},
 			{Name: "postgres", Ping: db.Ping},
 		},
 		Log: log,
@@ -90,11 +88,9 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		sockets.Wait()
 	}()
 	defer cancelLive() // runs first: also when Run fails before ctx ends
-	ln := cfg.Listener
-	if ln == nil {
-		if ln, err = (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.Addr); err != nil {
-			return fmt.Errorf("listen: %w", err)
-		}
+	ln, err := svchttp.Listen(ctx, cfg.Listener, cfg.Addr)
+	if err != nil {
+		return err
 	}
 	log.InfoContext(ctx, "listening", "addr", ln.Addr().String(), "data_home", cfg.DataHome)
 	return svchttp.Serve(ctx, app, ln, cfg.ShutdownTimeout, log)

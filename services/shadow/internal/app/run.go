@@ -2,9 +2,7 @@ package app
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"net"
 
 	"github.com/svc-code/svc-code/libs/redisx"
 	"github.com/svc-code/svc-code/libs/svchttp"
@@ -32,15 +30,13 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		Secret:    secret,
 		BodyLimit: cfg.BodyLimit,
 		Checks: []svchttp.Check{
-			{Name: "redis", Ping: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }},
+			{Name: "redis", Ping: redisx.Pinger(rdb)},
 		},
 		Log: log,
 	})
-	ln := cfg.Listener
-	if ln == nil {
-		if ln, err = (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.Addr); err != nil {
-			return fmt.Errorf("listen: %w", err)
-		}
+	ln, err := svchttp.Listen(ctx, cfg.Listener, cfg.Addr)
+	if err != nil {
+		return err
 	}
 	log.InfoContext(ctx, "listening", "addr", ln.Addr().String(), "data_home", cfg.DataHome)
 	return svchttp.Serve(ctx, api, ln, cfg.ShutdownTimeout, log)

@@ -40,11 +40,9 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return err
 	}
 	defer rdb.Close()
-	ln := cfg.Listener
-	if ln == nil {
-		if ln, err = (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.Addr); err != nil {
-			return fmt.Errorf("listen: %w", err)
-		}
+	ln, err := svchttp.Listen(ctx, cfg.Listener, cfg.Addr)
+	if err != nil {
+		return err
 	}
 	host, err := hostIdentity(cfg, ln.Addr())
 	if err != nil {
@@ -74,7 +72,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		Secret:    secret,
 		BodyLimit: cfg.BodyLimit,
 		Checks: []svchttp.Check{
-			{Name: "redis", Ping: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }},
+			{Name: "redis", Ping: redisx.Pinger(rdb)},
 		},
 		Log: log,
 	})
