@@ -1,5 +1,5 @@
 // Package app wires shadow together: LoadConfig reads the environment
-// once, and Run connects to Redis and serves the HTTP API (libs/svchttp)
+// once, and Run connects to Redis and PostgreSQL and serves the HTTP API (libs/svchttp)
 // until its context ends. It is the only place that knows how the parts
 // fit.
 package app
@@ -25,6 +25,10 @@ type Config struct {
 	svcenv.Common
 	// Addr is the listen address (host:port).
 	Addr string
+	// DatabaseURL is DATABASE_URL (or DATABASE_URL_FILE); when empty, Run
+	// reads it from <data home>/postgres.env. shadow reads chat's sessions
+	// (their working directories are allowed roots and projects).
+	DatabaseURL string
 	// Listener, when set, is served instead of listening on Addr: tests pass
 	// one bound to 127.0.0.1:0 to learn the address. Run closes it.
 	Listener net.Listener
@@ -35,8 +39,9 @@ type Config struct {
 func LoadConfig(getenv func(string) string) (Config, error) {
 	r := envconf.New(getenv)
 	cfg := Config{
-		Common: svcenv.LoadCommon(r),
-		Addr:   r.String(EnvAddr, DefaultAddr),
+		Common:      svcenv.LoadCommon(r),
+		Addr:        r.String(EnvAddr, DefaultAddr),
+		DatabaseURL: svcenv.LoadPostgresURL(r, svcenv.EnvDatabaseURL),
 	}
 	if _, _, err := net.SplitHostPort(cfg.Addr); err != nil {
 		r.Fail("%s=%q: want host:port", EnvAddr, cfg.Addr)

@@ -2,14 +2,23 @@ package app
 
 import (
 	"context"
+	"embed"
+	"io/fs"
 	"log/slog"
 
+	"github.com/svc-code/svc-code/libs/pgmigrate"
 	"github.com/svc-code/svc-code/libs/redisx"
+	"github.com/svc-code/svc-code/libs/svcenv"
 	"github.com/svc-code/svc-code/libs/svchttp"
 )
 
+// migrationFiles holds shadow's schema migrations, applied at every start.
+//
+//go:embed migrations
+var migrationFiles embed.FS
+
 // Run serves shadow until ctx is cancelled, then shuts down within
-// cfg.ShutdownTimeout. It starts only if Redis answers; if Redis goes away
+// cfg.ShutdownTimeout. It starts only if Redis and PostgreSQL answer; if they go away
 // later, the health route reports it.
 func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if cfg.Listener != nil {
@@ -24,6 +33,18 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return err
 	}
 	defer rdb.Close()
+	db, err := pgmigrate.Connect(ctx, cfg.DataHome, svcenv.EnvDatabaseURL, cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	migrations, err := fs.Sub(migrationFiles, "migrations")
+	if err != nil {
+		return err
+	}
+	if err := pgmigrate.Apply(ctx, db, Service, migrations); err != nil {
+		return err
+	}
 
 	api := svchttp.New(svchttp.Config{
 		Service:   Service,
@@ -31,6 +52,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		BodyLimit: cfg.BodyLimit,
 		Checks: []svchttp.Check{
 			{Name: "redis", Ping: redisx.Pinger(rdb)},
+			{Name: "postgres", Ping: db.Ping},
 		},
 		Log: log,
 	})
