@@ -2,7 +2,10 @@ module github.com/svc-code/svc-code/services/shadow
 
 go 1.26.0
 
-require github.com/svc-code/svc-code/libs v0.0.0
+require (
+	github.com/svc-code/svc-code/deploy/helpers v0.0.0
+	github.com/svc-code/svc-code/libs v0.0.0
+)
 
 require (
 	github.com/andybalholm/brotli v1.2.0 // indirect
@@ -29,3 +32,5 @@ require (
 )
 
 replace github.com/svc-code/svc-code/libs => ../../libs
+
+replace github.com/svc-code/svc-code/deploy/helpers => ../../deploy/helpers

@@ -29,6 +29,9 @@ type Config struct {
 	// reads it from <data home>/postgres.env. shadow reads chat's sessions
 	// (their working directories are allowed roots and projects).
 	DatabaseURL string
+	// Home is the home directory the companion helpers are installed into
+	// (~/.local/bin, ~/.claude/agents); empty means the user's home.
+	Home string
 	// Listener, when set, is served instead of listening on Addr: tests pass
 	// one bound to 127.0.0.1:0 to learn the address. Run closes it.
 	Listener net.Listener

@@ -3,13 +3,17 @@ package app
 import (
 	"context"
 	"embed"
+	"fmt"
 	"io/fs"
 	"log/slog"
+	"os"
 
+	"github.com/svc-code/svc-code/deploy/helpers"
 	"github.com/svc-code/svc-code/libs/pgmigrate"
 	"github.com/svc-code/svc-code/libs/redisx"
 	"github.com/svc-code/svc-code/libs/svcenv"
 	"github.com/svc-code/svc-code/libs/svchttp"
+	"github.com/svc-code/svc-code/services/shadow/internal/helpersapi"
 )
 
 // migrationFiles holds shadow's schema migrations, applied at every start.
@@ -56,6 +60,13 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		},
 		Log: log,
 	})
+	home := cfg.Home
+	if home == "" {
+		if home, err = os.UserHomeDir(); err != nil {
+			return fmt.Errorf("home directory for the helpers: %w", err)
+		}
+	}
+	helpersapi.Register(api, helpersapi.Deps{Targets: helpers.DefaultTargets(home, os.Getenv), Log: log})
 	ln, err := svchttp.Listen(ctx, cfg.Listener, cfg.Addr)
 	if err != nil {
 		return err
