@@ -109,7 +109,7 @@ compose-check:
 # from a Dockerfile that exists, has a healthcheck, waits for healthy dependencies, and
 # only the gateway publishes a port (on loopback).
 define COMPOSE_CHECK_PY
-import os, sys, yaml
+import os, re, sys, yaml
 path = sys.argv[1]
 doc = yaml.safe_load(open(path))
 errs = []
@@ -135,9 +135,13 @@ for name, svc in services.items():
         if (cond or {}).get("condition") != "service_healthy":
             errs.append(f"{name}: depends on {dep} without condition service_healthy")
     for vol in svc.get("volumes") or []:
+        # A $${VAR:-default} source is a bind mount that docker creates when missing.
+        created = isinstance(vol, str) and vol.startswith("$${")
+        if created:
+            vol = re.sub(r"[$$][{](\w+):-([^}]*)[}]", lambda m: os.environ.get(m.group(1)) or m.group(2), vol)
         src = vol.split(":")[0] if isinstance(vol, str) else vol.get("source", "")
         if src.startswith((".", "/")):
-            if not os.path.exists(src):
+            if not created and not os.path.exists(src):
                 errs.append(f"{name}: bind mount {src} does not exist")
         elif src and src not in volumes:
             errs.append(f"{name}: volume {src} is not declared")
