@@ -15,7 +15,7 @@ RUN cd services/chat && CGO_ENABLED=0 GOWORK=off go build -trimpath -ldflags='-s
 # shells, git and the helpers in the projects: Node on Debian, not distroless.
 FROM node:20-bookworm-slim
 ARG CLAUDE_CODE_VERSION=2.1.330
-ARG CODEX_VERSION=latest
+ARG CODEX_VERSION=0.169.0
 RUN apt-get update \
 	&& apt-get install -y --no-install-recommends bash git curl ca-certificates ripgrep \
 	&& rm -rf /var/lib/apt/lists/* \
