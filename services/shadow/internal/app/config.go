@@ -6,9 +6,12 @@ package app
 
 import (
 	"net"
+	"os"
+	"path/filepath"
 
 	"github.com/svc-code/svc-code/libs/envconf"
 	"github.com/svc-code/svc-code/libs/svcenv"
+	"github.com/svc-code/svc-code/services/shadow/internal/journal"
 )
 
 // Service is shadow's name: its health route and its logs.
@@ -18,6 +21,15 @@ const Service = "shadow"
 const (
 	EnvAddr     = "SHADOW_ADDR"
 	DefaultAddr = "127.0.0.1:8773"
+	// EnvMaxFileMB is the journal's size cap in MB when the server setting
+	// shadow_git.max_file_size_mb is not set (0 disables the cap).
+	EnvMaxFileMB = "SHADOW_MAX_FILE_MB"
+	// EnvConsumer names this instance in the turn stream's consumer group.
+	EnvConsumer = "SHADOW_CONSUMER"
+	// EnvExtraDirs lists extra allowed roots of the file routes
+	// (colon-separated absolute paths), besides the server setting
+	// extra_dirs.
+	EnvExtraDirs = "SHADOW_EXTRA_DIRS"
 )
 
 // Config is shadow's configuration.
@@ -32,6 +44,14 @@ type Config struct {
 	// Home is the home directory the companion helpers are installed into
 	// (~/.local/bin, ~/.claude/agents); empty means the user's home.
 	Home string
+	// MaxFileMB is SHADOW_MAX_FILE_MB (default 50).
+	MaxFileMB int
+	// Consumer is this instance's name in the turn stream's consumer
+	// group (SHADOW_CONSUMER, default "shadow-<hostname>").
+	Consumer string
+	// ExtraDirs is SHADOW_EXTRA_DIRS: colon-separated absolute paths the
+	// file routes may also reach.
+	ExtraDirs string
 	// Listener, when set, is served instead of listening on Addr: tests pass
 	// one bound to 127.0.0.1:0 to learn the address. Run closes it.
 	Listener net.Listener
@@ -48,6 +68,21 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	}
 	if _, _, err := net.SplitHostPort(cfg.Addr); err != nil {
 		r.Fail("%s=%q: want host:port", EnvAddr, cfg.Addr)
+	}
+	cfg.MaxFileMB = r.Int(EnvMaxFileMB, journal.DefaultMaxFileMB)
+	if cfg.MaxFileMB < 0 {
+		r.Fail("%s=%d: want 0 (no cap) or more", EnvMaxFileMB, cfg.MaxFileMB)
+	}
+	cfg.ExtraDirs = r.String(EnvExtraDirs, "")
+	for _, d := range filepath.SplitList(cfg.ExtraDirs) {
+		if d != "" && !filepath.IsAbs(d) {
+			r.Fail("%s: %q is not an absolute path", EnvExtraDirs, d)
+		}
+	}
+	cfg.Consumer = r.String(EnvConsumer, "")
+	if cfg.Consumer == "" {
+		host, _ := os.Hostname()
+		cfg.Consumer = "shadow-" + host
 	}
 	return cfg, r.Err()
 }

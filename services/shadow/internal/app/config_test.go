@@ -28,3 +28,23 @@ func TestLoadConfigDefaults(t *testing.T) {
 		})
 	}
 }
+
+func TestLoadConfigJournal(t *testing.T) {
+	env := func(m map[string]string) func(string) string {
+		m["SVC_CODE_HOME"] = t.TempDir()
+		return func(k string) string { return m[k] }
+	}
+	cfg, err := LoadConfig(env(map[string]string{}))
+	if err != nil || cfg.MaxFileMB != 50 || cfg.Consumer == "" || cfg.Consumer == "shadow-" {
+		t.Errorf("defaults: MaxFileMB %d, Consumer %q, %v", cfg.MaxFileMB, cfg.Consumer, err)
+	}
+	cfg, err = LoadConfig(env(map[string]string{EnvMaxFileMB: "0", EnvConsumer: "c1"}))
+	if err != nil || cfg.MaxFileMB != 0 || cfg.Consumer != "c1" {
+		t.Errorf("set: MaxFileMB %d, Consumer %q, %v", cfg.MaxFileMB, cfg.Consumer, err)
+	}
+	for _, bad := range []string{"-1", "lots"} {
+		if _, err := LoadConfig(env(map[string]string{EnvMaxFileMB: bad})); err == nil {
+			t.Errorf("%s=%s accepted", EnvMaxFileMB, bad)
+		}
+	}
+}

@@ -13,7 +13,9 @@ import (
 	"github.com/svc-code/svc-code/libs/redisx"
 	"github.com/svc-code/svc-code/libs/svcenv"
 	"github.com/svc-code/svc-code/libs/svchttp"
+	"github.com/svc-code/svc-code/services/shadow/internal/files"
 	"github.com/svc-code/svc-code/services/shadow/internal/helpersapi"
+	"github.com/svc-code/svc-code/services/shadow/internal/roots"
 )
 
 // migrationFiles holds shadow's schema migrations, applied at every start.
@@ -67,6 +69,8 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		}
 	}
 	helpersapi.Register(api, helpersapi.Deps{Targets: helpers.DefaultTargets(home, os.Getenv), Log: log})
+	files.Register(api, files.Deps{Roots: roots.Default(cfg.DataHome, home, db, cfg.ExtraDirs).OnError(roots.LogTo(log)), Log: log})
+	defer startJournal(ctx, cfg, home, api, rdb, db, log)() // stops the turn consumer before Redis and PostgreSQL close
 	ln, err := svchttp.Listen(ctx, cfg.Listener, cfg.Addr)
 	if err != nil {
 		return err

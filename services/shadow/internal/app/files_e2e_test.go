@@ -1,0 +1,162 @@
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/svc-code/svc-code/libs/pgmigrate/pgmigratetest"
+	"github.com/svc-code/svc-code/libs/protocol"
+)
+
+const filesTestSecret = "0123456789abcdef-shadow-files-tests"
+
+// TestRunServesFilesInTheRoots runs shadow in-process and checks the file
+// routes' wiring: the home directory, a session's directory (chat's table),
+// the extra_dirs setting (chat's app_settings) and SHADOW_EXTRA_DIRS are
+// roots; anything else is 403.
+func TestRunServesFilesInTheRoots(t *testing.T) {
+	tmp, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs := map[string]string{}
+	for _, name := range []string{"home", "session", "setting", "env", "outside"} {
+		dirs[name] = filepath.Join(tmp, name)
+		if err := os.MkdirAll(dirs[name], 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dirs[name], "f.txt"), []byte(name+" file\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dbURL := pgmigratetest.MustSchema(t)
+	pool, err := pgxpool.New(context.Background(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	for _, q := range []string{
+		`CREATE TABLE sessions (id text PRIMARY KEY, cwd text NOT NULL)`,
+		`CREATE TABLE app_settings (key text PRIMARY KEY, value jsonb NOT NULL)`,
+	} {
+		if _, err := pool.Exec(context.Background(), q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := pool.Exec(context.Background(), `INSERT INTO sessions VALUES ('s1', $1)`, dirs["session"]); err != nil {
+		t.Fatal(err)
+	}
+	setting, _ := json.Marshal([]string{dirs["setting"]})
+	if _, err := pool.Exec(context.Background(), `INSERT INTO app_settings VALUES ('config/extra_dirs', $1)`, setting); err != nil {
+		t.Fatal(err)
+	}
+
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	redisURL := os.Getenv("TEST_REDIS_URL")
+	if redisURL == "" {
+		redisURL = "redis://127.0.0.1:6379/0"
+	}
+	vars := map[string]string{
+		"SVC_CODE_HOME": filepath.Join(tmp, "data"), "SVC_INTERNAL_SECRET": filesTestSecret, "REDIS_URL": redisURL,
+		"REDIS_PREFIX": "test:" + hex.EncodeToString(b) + ":", "DATABASE_URL": dbURL, "SHADOW_CONSUMER": "files-test",
+		EnvExtraDirs: dirs["env"],
+	}
+	cfg, err := LoadConfig(func(k string) string { return vars[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Home = dirs["home"]
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Listener = ln
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, cfg, slog.New(slog.DiscardHandler)) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+
+	base := "http://" + ln.Addr().String()
+	do := func(method, path, body string) (int, string) {
+		t.Helper()
+		req, err := http.NewRequest(method, base+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set(protocol.HeaderInternal, filesTestSecret)
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(data)
+	}
+	waitReady(t, func() bool {
+		status, _ := do(http.MethodGet, "/api/health/shadow", "")
+		return status == http.StatusOK
+	})
+
+	for _, name := range []string{"home", "session", "setting", "env"} {
+		status, body := do(http.MethodGet, "/api/file?path="+url.QueryEscape(filepath.Join(dirs[name], "f.txt")), "")
+		if status != http.StatusOK || !strings.Contains(body, name+` file\n`) {
+			t.Errorf("%s root: %d %s", name, status, body)
+		}
+	}
+	status, body := do(http.MethodGet, "/api/file?path="+url.QueryEscape(filepath.Join(dirs["outside"], "f.txt")), "")
+	if status != http.StatusForbidden || !strings.Contains(body, `"error":"forbidden"`) {
+		t.Errorf("outside: %d %s", status, body)
+	}
+	status, body = do(http.MethodPost, "/api/file/write", `{"path":"`+filepath.Join(dirs["session"], "new.txt")+`","content":"written\n"}`)
+	if status != http.StatusOK || !strings.Contains(body, `"version":"sha256:`) {
+		t.Errorf("write: %d %s", status, body)
+	}
+	if data, err := os.ReadFile(filepath.Join(dirs["session"], "new.txt")); err != nil || string(data) != "written\n" {
+		t.Errorf("written file: %q, %v", data, err)
+	}
+	status, body = do(http.MethodGet, "/api/search?q=file&path="+url.QueryEscape(dirs["setting"]), "")
+	if status != http.StatusOK || !strings.Contains(body, `"line":1`) {
+		t.Errorf("search: %d %s", status, body)
+	}
+	status, body = do(http.MethodGet, "/api/files/roots", "")
+	for _, name := range []string{"home", "session", "setting", "env"} {
+		if status != http.StatusOK || !strings.Contains(body, `"`+dirs[name]+`"`) {
+			t.Errorf("roots: %d %s lacks %s", status, body, name)
+		}
+	}
+}
+
+// waitReady polls ready until it holds, failing the test after 30 s.
+func waitReady(t *testing.T, ready func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !ready() {
+		if time.Now().After(deadline) {
+			t.Fatal("shadow did not become ready")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

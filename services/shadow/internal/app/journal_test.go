@@ -1,0 +1,140 @@
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/svc-code/svc-code/libs/pgmigrate/pgmigratetest"
+	"github.com/svc-code/svc-code/libs/protocol"
+)
+
+const journalTestSecret = "0123456789abcdef-shadow-app-tests"
+
+func testRedisURL() string {
+	if u := os.Getenv("TEST_REDIS_URL"); u != "" {
+		return u
+	}
+	return "redis://127.0.0.1:6379/0"
+}
+
+// TestRunJournalsTurnsAndServesRoutes runs shadow in-process: turn events
+// on its stream give a journal commit, the journal routes answer, and
+// /api/git and /api/project refuse a directory outside the allowed roots.
+func TestRunJournalsTurnsAndServesRoutes(t *testing.T) {
+	home := t.TempDir()
+	userHome, _ := filepath.EvalSymlinks(t.TempDir())
+	proj := filepath.Join(userHome, "proj")
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(proj, "a.txt"), []byte("one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	prefix := "test:" + hex.EncodeToString(b) + ":"
+	vars := map[string]string{
+		"SVC_CODE_HOME": home, "SVC_INTERNAL_SECRET": journalTestSecret, "REDIS_URL": testRedisURL(),
+		"REDIS_PREFIX": prefix, "DATABASE_URL": pgmigratetest.MustSchema(t), "SHADOW_CONSUMER": "test",
+	}
+	cfg, err := LoadConfig(func(k string) string { return vars[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Home = userHome
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Listener = ln
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, cfg, slog.New(slog.DiscardHandler)) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	opts, _ := redis.ParseURL(testRedisURL())
+	rdb := redis.NewClient(opts)
+	t.Cleanup(func() {
+		rdb.Del(context.Background(), prefix+"turns")
+		rdb.Close()
+	})
+	base := "http://" + ln.Addr().String()
+	get := func(path string, q url.Values) (int, string) {
+		req, _ := http.NewRequest("GET", base+path+"?"+q.Encode(), nil)
+		req.Header.Set(protocol.HeaderInternal, journalTestSecret)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+
+	add := func(values map[string]any) {
+		if err := rdb.XAdd(context.Background(), &redis.XAddArgs{Stream: prefix + "turns", Values: values}).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add(map[string]any{"event": "turn_started", "session_id": "s1", "turn_id": "s1:1", "prompt": "go", "cwd": proj})
+	waitBranch := time.Now().Add(20 * time.Second)
+	for {
+		code, body := get("/api/shadow/branches", url.Values{"cwd": {proj}})
+		if code == 200 && strings.Contains(body, `"session/s1"`) {
+			break
+		}
+		if time.Now().After(waitBranch) {
+			t.Fatalf("no branch: %d %s", code, body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := os.WriteFile(filepath.Join(proj, "a.txt"), []byte("two\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	add(map[string]any{"event": "turn_ended", "session_id": "s1", "turn_id": "s1:1", "prompt": "go"})
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		code, body := get("/api/shadow/log", url.Values{"cwd": {proj}, "session": {"s1"}})
+		if code == 200 && strings.Contains(body, `"subject":"turn 1: go"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no turn commit: %d %s", code, body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd := exec.Command("git", "init", "-q", proj)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	if code, body := get("/api/git/status", url.Values{"cwd": {proj}}); code != 200 || !strings.Contains(body, `"a.txt"`) {
+		t.Errorf("git status in the project: %d %s", code, body)
+	}
+	if code, body := get("/api/project/config", url.Values{"cwd": {proj}}); code != 200 || !strings.Contains(body, `"journal":true`) {
+		t.Errorf("project config: %d %s", code, body)
+	}
+	outside := t.TempDir()
+	for _, path := range []string{"/api/git/status", "/api/project/config"} {
+		if code, body := get(path, url.Values{"cwd": {outside}}); code != 403 || !strings.Contains(body, `"forbidden"`) {
+			t.Errorf("%s outside the roots: %d %s", path, code, body)
+		}
+	}
+}

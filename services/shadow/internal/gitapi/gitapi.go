@@ -1,0 +1,451 @@
+// Package gitapi serves /api/git/{status,diff,log,show}: read-only views of
+// the project's OWN git repository (not the shadow journal), the project
+// named by the query parameter cwd.
+//
+// git runs with the repository's configuration but nothing that could run
+// a program or write: no pager, no external diff, no textconv, no
+// fsmonitor, no hooks, no signature checks, no network (protocol.allow
+// never, so a partial clone cannot fetch), GIT_OPTIONAL_LOCKS=0 (status
+// does not refresh the index), no system or global configuration, and
+// every revision is checked not to start with "-". Output is bounded.
+package gitapi
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/svc-code/svc-code/libs/protocol"
+	"github.com/svc-code/svc-code/services/shadow/internal/gitcmd"
+	"github.com/svc-code/svc-code/services/shadow/internal/journal"
+	"github.com/svc-code/svc-code/services/shadow/internal/project"
+)
+
+// Bounds.
+const (
+	RequestTimeout  = 30 * time.Second
+	MaxOutput       = 8 << 20
+	DefaultLogLimit = 50
+	MaxLogLimit     = 1000
+)
+
+// Deps is what the routes need.
+type Deps struct {
+	Git gitcmd.Runner
+	// Allow, when set, vets a cwd (the allowed roots).
+	Allow func(ctx context.Context, cwd string) error
+}
+
+type server struct{ Deps }
+
+// Register adds the routes to app.
+func Register(app *fiber.App, d Deps) {
+	s := &server{d}
+	app.Get("/api/git/status", s.status)
+	app.Get("/api/git/diff", s.diff)
+	app.Get("/api/git/log", s.log)
+	app.Get("/api/git/show", s.show)
+}
+
+func badRequest(format string, args ...any) error {
+	return protocol.Errorf(protocol.CodeBadRequest, format, args...)
+}
+
+// safety are the options every command runs with.
+var safety = []string{
+	"--no-pager",
+	"-c", "core.fsmonitor=false",
+	"-c", "core.pager=cat",
+	"-c", "core.hooksPath=" + os.DevNull,
+	"-c", "core.quotepath=false",
+	"-c", "core.untrackedCache=false",
+	"-c", "diff.external=",
+	"-c", "color.ui=false",
+	"-c", "log.showSignature=false",
+	"-c", "protocol.allow=never",
+}
+
+// repo is a project's own repository.
+type repo struct {
+	git gitcmd.Runner
+	dir string // the project's resolved path
+}
+
+func (r repo) run(ctx context.Context, limit int, args ...string) ([]byte, error) {
+	return r.git.Run(ctx, gitcmd.Cmd{
+		Dir:       r.dir,
+		Env:       []string{"GIT_OPTIONAL_LOCKS=0", "GIT_LITERAL_PATHSPECS=1", "GIT_NO_REPLACE_OBJECTS=1"},
+		Args:      append(append([]string{}, safety...), args...),
+		MaxOutput: limit,
+	})
+}
+
+// open resolves cwd and checks it is inside a git work tree.
+func (s *server) open(c *fiber.Ctx) (repo, context.Context, context.CancelFunc, error) {
+	cwd := strings.Clone(c.Query("cwd"))
+	resolved, err := project.Resolve(cwd)
+	if err != nil {
+		return repo{}, nil, nil, err
+	}
+	if s.Allow != nil {
+		if err := s.Allow(c.UserContext(), resolved); err != nil {
+			return repo{}, nil, nil, err
+		}
+	}
+	ctx, cancel := context.WithTimeout(c.UserContext(), RequestTimeout)
+	r := repo{git: s.Git, dir: resolved}
+	out, err := r.run(ctx, 0, "rev-parse", "--is-inside-work-tree")
+	if err != nil || strings.TrimSpace(string(out)) != "true" {
+		cancel()
+		var ee *gitcmd.ExitError
+		if errors.As(err, &ee) && strings.Contains(ee.Stderr, "dubious ownership") {
+			return repo{}, nil, nil, protocol.Errorf(protocol.CodeForbidden, "git refuses a repository owned by another user: %s", cwd)
+		}
+		if err == nil || errors.As(err, &ee) {
+			return repo{}, nil, nil, protocol.Errorf(protocol.CodeNotFound, "%s is not inside a git work tree", cwd)
+		}
+		return repo{}, nil, nil, err
+	}
+	return r, ctx, cancel, nil
+}
+
+// revParam reads an optional revision parameter.
+func revParam(c *fiber.Ctx, name string) (string, error) {
+	rev := strings.Clone(c.Query(name))
+	if rev == "" {
+		return "", nil
+	}
+	if err := journal.CheckRevision(rev); err != nil {
+		return "", err
+	}
+	return rev, nil
+}
+
+// pathParam reads an optional path parameter: relative to cwd, or absolute
+// inside it.
+func pathParam(c *fiber.Ctx, r repo) (string, error) {
+	p := strings.Clone(c.Query("path"))
+	if p == "" {
+		return "", nil
+	}
+	return journal.RelPath(r.dir, p)
+}
+
+// gitError turns a failing git command into a client error where the
+// client's input is the cause (an unknown revision, a bad path).
+func gitError(err error) error {
+	var ee *gitcmd.ExitError
+	if errors.As(err, &ee) && ee.Code == 128 {
+		msg := strings.TrimSpace(ee.Stderr)
+		msg = strings.TrimPrefix(msg, "fatal: ")
+		if i := strings.IndexByte(msg, '\n'); i >= 0 {
+			msg = msg[:i]
+		}
+		return protocol.Errorf(protocol.CodeBadRequest, "git: %s", msg)
+	}
+	if errors.Is(err, gitcmd.ErrOutputTooLarge) {
+		return protocol.Errorf(protocol.CodePayloadTooLarge, "output over %d MB: narrow it with path or limit", MaxOutput>>20)
+	}
+	return err
+}
+
+// verifyRev answers not_found when rev is not a commit of the repository.
+func verifyRev(ctx context.Context, r repo, rev string) error {
+	if rev == "" {
+		return nil
+	}
+	if _, err := r.run(ctx, 0, "rev-parse", "-q", "--verify", "--end-of-options", rev+"^{commit}"); err != nil {
+		var ee *gitcmd.ExitError
+		if errors.As(err, &ee) {
+			return protocol.Errorf(protocol.CodeNotFound, "unknown revision %q", rev)
+		}
+		return err
+	}
+	return nil
+}
+
+// StatusEntry is one changed path of git status.
+type StatusEntry struct {
+	Path string `json:"path"`
+	// OrigPath is the source of a rename or copy.
+	OrigPath string `json:"orig_path,omitempty"`
+	// Index and Worktree are git's XY codes ("." for unchanged, "?" for
+	// untracked, "U" for unmerged...).
+	Index    string `json:"index"`
+	Worktree string `json:"worktree"`
+	// Kind: changed, renamed, unmerged or untracked.
+	Kind string `json:"kind"`
+}
+
+// Status is the answer of GET /api/git/status.
+type Status struct {
+	Root     string        `json:"root"`
+	Branch   string        `json:"branch"`
+	Head     string        `json:"head"`
+	Upstream string        `json:"upstream,omitempty"`
+	Ahead    int           `json:"ahead"`
+	Behind   int           `json:"behind"`
+	Files    []StatusEntry `json:"files"`
+}
+
+func (s *server) status(c *fiber.Ctx) error {
+	r, ctx, cancel, err := s.open(c)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	root, err := r.run(ctx, 0, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return err
+	}
+	out, err := r.run(ctx, MaxOutput, "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=normal")
+	if err != nil {
+		return gitError(err)
+	}
+	st := parseStatus(out)
+	st.Root = strings.TrimSpace(string(root))
+	return c.JSON(st)
+}
+
+// parseStatus reads `git status --porcelain=v2 -z --branch`.
+func parseStatus(out []byte) Status {
+	st := Status{Files: []StatusEntry{}}
+	recs := strings.Split(strings.TrimRight(string(out), "\x00"), "\x00")
+	for i := 0; i < len(recs); i++ {
+		rec := recs[i]
+		switch {
+		case strings.HasPrefix(rec, "# branch.oid "):
+			st.Head = strings.TrimPrefix(rec, "# branch.oid ")
+		case strings.HasPrefix(rec, "# branch.head "):
+			st.Branch = strings.TrimPrefix(rec, "# branch.head ")
+		case strings.HasPrefix(rec, "# branch.upstream "):
+			st.Upstream = strings.TrimPrefix(rec, "# branch.upstream ")
+		case strings.HasPrefix(rec, "# branch.ab "):
+			f := strings.Fields(strings.TrimPrefix(rec, "# branch.ab "))
+			if len(f) == 2 {
+				st.Ahead, _ = strconv.Atoi(strings.TrimPrefix(f[0], "+"))
+				st.Behind, _ = strconv.Atoi(strings.TrimPrefix(f[1], "-"))
+			}
+		case strings.HasPrefix(rec, "1 "):
+			if f := strings.SplitN(rec, " ", 9); len(f) == 9 {
+				st.Files = append(st.Files, StatusEntry{Path: f[8], Index: f[1][:1], Worktree: f[1][1:], Kind: "changed"})
+			}
+		case strings.HasPrefix(rec, "2 "):
+			if f := strings.SplitN(rec, " ", 10); len(f) == 10 {
+				e := StatusEntry{Path: f[9], Index: f[1][:1], Worktree: f[1][1:], Kind: "renamed"}
+				if i+1 < len(recs) {
+					i++
+					e.OrigPath = recs[i]
+				}
+				st.Files = append(st.Files, e)
+			}
+		case strings.HasPrefix(rec, "u "):
+			if f := strings.SplitN(rec, " ", 11); len(f) == 11 {
+				st.Files = append(st.Files, StatusEntry{Path: f[10], Index: f[1][:1], Worktree: f[1][1:], Kind: "unmerged"})
+			}
+		case strings.HasPrefix(rec, "? "):
+			st.Files = append(st.Files, StatusEntry{Path: rec[2:], Index: "?", Worktree: "?", Kind: "untracked"})
+		}
+	}
+	return st
+}
+
+// diff answers GET /api/git/diff: the work tree against the index, or with
+// staged=true the index against HEAD, or with from (and to) against
+// revisions.
+func (s *server) diff(c *fiber.Ctx) error {
+	r, ctx, cancel, err := s.open(c)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	from, err := revParam(c, "from")
+	if err != nil {
+		return err
+	}
+	to, err := revParam(c, "to")
+	if err != nil {
+		return err
+	}
+	if to != "" && from == "" {
+		return badRequest("to needs from")
+	}
+	staged := c.Query("staged")
+	if staged != "" && staged != "true" && staged != "false" {
+		return badRequest("staged must be true or false")
+	}
+	path, err := pathParam(c, r)
+	if err != nil {
+		return err
+	}
+	for _, rev := range []string{from, to} {
+		if err := verifyRev(ctx, r, rev); err != nil {
+			return err
+		}
+	}
+	args := []string{"diff", "--no-color", "--no-ext-diff", "--no-textconv", "--stat=200", "--patch"}
+	if staged == "true" {
+		args = append(args, "--cached")
+	}
+	for _, rev := range []string{from, to} {
+		if rev != "" {
+			args = append(args, rev)
+		}
+	}
+	args = append(args, "--")
+	if path != "" {
+		args = append(args, path)
+	}
+	out, err := r.run(ctx, MaxOutput, args...)
+	if err != nil {
+		return gitError(err)
+	}
+	return c.JSON(fiber.Map{"diff": string(out)})
+}
+
+// Commit is one entry of GET /api/git/log.
+type Commit struct {
+	SHA         string    `json:"commit"`
+	Parents     []string  `json:"parents"`
+	AuthorName  string    `json:"author_name"`
+	AuthorEmail string    `json:"author_email"`
+	Time        time.Time `json:"time"`
+	Subject     string    `json:"subject"`
+	Refs        string    `json:"refs,omitempty"`
+}
+
+const logFormat = "--format=%H%x00%P%x00%an%x00%ae%x00%ct%x00%s%x00%D%x1e"
+
+func parseLog(out []byte) []Commit {
+	commits := []Commit{}
+	for _, rec := range strings.Split(string(out), "\x1e") {
+		f := strings.Split(strings.TrimLeft(rec, "\n"), "\x00")
+		if len(f) != 7 {
+			continue
+		}
+		sec, _ := strconv.ParseInt(f[4], 10, 64)
+		parents := strings.Fields(f[1])
+		if parents == nil {
+			parents = []string{}
+		}
+		commits = append(commits, Commit{
+			SHA: f[0], Parents: parents, AuthorName: f[2], AuthorEmail: f[3], Time: time.Unix(sec, 0).UTC(),
+			Subject: f[5], Refs: f[6],
+		})
+	}
+	return commits
+}
+
+func (s *server) log(c *fiber.Ctx) error {
+	r, ctx, cancel, err := s.open(c)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	rev, err := revParam(c, "rev")
+	if err != nil {
+		return err
+	}
+	path, err := pathParam(c, r)
+	if err != nil {
+		return err
+	}
+	limit := DefaultLogLimit
+	if v := c.Query("limit"); v != "" {
+		if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > MaxLogLimit {
+			return badRequest("limit must be a whole number from 1 to %d", MaxLogLimit)
+		}
+	}
+	skip := 0
+	if v := c.Query("skip"); v != "" {
+		if skip, err = strconv.Atoi(v); err != nil || skip < 0 {
+			return badRequest("skip must be a whole number from 0")
+		}
+	}
+	if err := verifyRev(ctx, r, rev); err != nil {
+		return err
+	}
+	args := []string{"log", "--no-color", logFormat, "--max-count=" + strconv.Itoa(limit), "--skip=" + strconv.Itoa(skip)}
+	if rev != "" {
+		args = append(args, rev)
+	}
+	args = append(args, "--")
+	if path != "" {
+		args = append(args, path)
+	}
+	out, err := r.run(ctx, MaxOutput, args...)
+	if err != nil {
+		var ee *gitcmd.ExitError
+		if errors.As(err, &ee) && strings.Contains(ee.Stderr, "does not have any commits") {
+			return c.JSON(fiber.Map{"commits": []Commit{}})
+		}
+		return gitError(err)
+	}
+	return c.JSON(fiber.Map{"commits": parseLog(out)})
+}
+
+// show answers GET /api/git/show: a commit with its patch, or with path
+// the file's content at that revision.
+func (s *server) show(c *fiber.Ctx) error {
+	r, ctx, cancel, err := s.open(c)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	rev, err := revParam(c, "rev")
+	if err != nil {
+		return err
+	}
+	if rev == "" {
+		rev = "HEAD"
+	}
+	path, err := pathParam(c, r)
+	if err != nil {
+		return err
+	}
+	if err := verifyRev(ctx, r, rev); err != nil {
+		return err
+	}
+	if path != "" {
+		prefix, err := r.run(ctx, 0, "rev-parse", "--show-prefix")
+		if err != nil {
+			return err
+		}
+		full := strings.TrimSpace(string(prefix)) + path
+		out, err := r.run(ctx, MaxOutput, "cat-file", "blob", rev+":"+full)
+		if err != nil {
+			var ee *gitcmd.ExitError
+			if errors.As(err, &ee) {
+				return protocol.Errorf(protocol.CodeNotFound, "%s is not a file at %s", path, rev)
+			}
+			return gitError(err)
+		}
+		body := fiber.Map{"rev": rev, "path": path, "size": len(out), "encoding": "utf-8", "content": string(out)}
+		if !utf8.Valid(out) {
+			body["encoding"], body["content"] = "base64", base64.StdEncoding.EncodeToString(out)
+		}
+		return c.JSON(body)
+	}
+	out, err := r.run(ctx, MaxOutput, "log", "-1", "--no-color", logFormat, rev)
+	if err != nil {
+		return gitError(err)
+	}
+	commits := parseLog(out)
+	if len(commits) != 1 {
+		return fmt.Errorf("show %s: unexpected log output", rev)
+	}
+	patch, err := r.run(ctx, MaxOutput, "show", "--no-color", "--no-ext-diff", "--no-textconv", "--format=",
+		"--stat=200", "--patch", rev)
+	if err != nil {
+		return gitError(err)
+	}
+	return c.JSON(fiber.Map{"commit": commits[0], "diff": string(patch)})
+}

@@ -1,0 +1,519 @@
+package journal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/svc-code/svc-code/libs/protocol"
+	"github.com/svc-code/svc-code/services/shadow/internal/gitcmd"
+)
+
+// entry is a tree entry: mode and object.
+type entry struct {
+	Mode string
+	OID  string
+}
+
+// treeEntries lists every file of a tree (recursively) by path.
+func (r *Repo) treeEntries(ctx context.Context, tree string) (map[string]entry, error) {
+	out, err := r.run(ctx, nil, "ls-tree", "-r", "-z", "--full-tree", tree)
+	if err != nil {
+		return nil, fmt.Errorf("list tree %s: %w", tree, err)
+	}
+	m := map[string]entry{}
+	for _, rec := range splitNul(out) {
+		meta, p, ok := strings.Cut(rec, "\t")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(meta)
+		if len(f) != 3 {
+			continue
+		}
+		m[p] = entry{Mode: f[0], OID: f[2]}
+	}
+	return m, nil
+}
+
+// Conflict is a file the user changed since the journal last saw it, which
+// an undo or restore would overwrite.
+type Conflict struct {
+	Path string `json:"path"`
+	// Reason: modified, created or deleted (since the journal's version).
+	Reason string `json:"reason"`
+}
+
+// ConflictError answers an undo or restore refused because of conflicts;
+// nothing was changed.
+type ConflictError struct {
+	Conflicts []Conflict
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("%d files changed since the journal's version", len(e.Conflicts))
+}
+
+// conflicts compares the work tree's entries for paths with the expected
+// ones.
+func conflicts(paths []string, work, expected map[string]entry) []Conflict {
+	var out []Conflict
+	for _, p := range paths {
+		w, inWork := work[p]
+		x, inExpected := expected[p]
+		switch {
+		case inWork && inExpected && w != x:
+			out = append(out, Conflict{Path: p, Reason: "modified"})
+		case inWork && !inExpected:
+			out = append(out, Conflict{Path: p, Reason: "created"})
+		case !inWork && inExpected:
+			out = append(out, Conflict{Path: p, Reason: "deleted"})
+		}
+	}
+	return out
+}
+
+// OpResult is what an undo or restore did.
+type OpResult struct {
+	// Commit is the undo or restore commit ("" when nothing changed).
+	Commit string `json:"commit,omitempty"`
+	// Saved is the snapshot commit of the user's unjournaled changes made
+	// first, if there were any.
+	Saved string `json:"saved,omitempty"`
+	// Changed lists the files written (A, M, T) or removed (D) on disk.
+	Changed []Change `json:"changed"`
+	// Overwritten lists the conflicts a forced operation overwrote (their
+	// versions are in Saved).
+	Overwritten []Conflict `json:"overwritten,omitempty"`
+	// Kept lists the conflicting files left untouched even when forced: the
+	// journal has no copy of them (over the size cap, ignored, nested
+	// repositories).
+	Kept []Conflict `json:"kept,omitempty"`
+	// Undone is the turn commit an undo reverted.
+	Undone string `json:"undone,omitempty"`
+	// Turn is the undone turn's number.
+	Turn int `json:"turn_number,omitempty"`
+}
+
+// Undo puts the project's files back as they were before the session's
+// last turn that changed them and is not undone yet: every file that turn
+// changed gets its version from before the turn. A file the user (or
+// another session) changed since that turn is a conflict: nothing is
+// written and a *ConflictError answers, unless force. The user's state is
+// committed first (a snapshot) when it is not in the journal yet, so even a
+// forced undo loses nothing; the undo itself is a commit on the session's
+// branch (Shadow-Undoes names the turn commit), so a second undo reverts
+// the turn before.
+func (j *Journal) Undo(ctx context.Context, r *Repo, session string, force bool) (OpResult, error) {
+	if !ValidSession(session) {
+		return OpResult{}, protocol.Errorf(protocol.CodeBadRequest, "invalid session id")
+	}
+	unlock := j.lock(r.Project.Hash)
+	defer unlock()
+	r = &Repo{Project: r.Project, git: r.git, locked: true}
+	r.clearLocks(StaleLock)
+	m, err := j.store.Meta(r.Project.Hash)
+	if err != nil {
+		return OpResult{}, err
+	}
+	ref := SessionRef(session)
+	head, err := r.head(ctx, ref)
+	if err != nil {
+		return OpResult{}, err
+	}
+	if head == "" {
+		return OpResult{}, protocol.Errorf(protocol.CodeNotFound, "this project's journal has no branch for session %s", session)
+	}
+	target, parent, turn, err := r.lastTurn(ctx, ref, session)
+	if err != nil {
+		return OpResult{}, err
+	}
+	parentTree, err := r.treeOf(ctx, parent)
+	if err != nil {
+		return OpResult{}, err
+	}
+	targetTree, err := r.treeOf(ctx, target)
+	if err != nil {
+		return OpResult{}, err
+	}
+	changed, err := r.changes(ctx, parentTree, targetTree)
+	if err != nil {
+		return OpResult{}, err
+	}
+	paths := changePaths(changed)
+	afterTurn, err := r.treeEntries(ctx, targetTree)
+	if err != nil {
+		return OpResult{}, err
+	}
+	before, err := r.treeEntries(ctx, parentTree)
+	if err != nil {
+		return OpResult{}, err
+	}
+	res, err := j.apply(ctx, r, m.Ignore, ref, head, head, paths, afterTurn, before, force, message{
+		Kind: KindUndo, Session: session, Turn: turn, Undoes: target,
+		Note: fmt.Sprintf("Undid turn %d (commit %s).", turn, target),
+	})
+	if err != nil {
+		return OpResult{}, err
+	}
+	res.Undone, res.Turn = target, turn
+	return res, nil
+}
+
+// lastTurn finds the newest turn commit of the session on ref (first
+// parents only) that no undo commit names.
+func (r *Repo) lastTurn(ctx context.Context, ref, session string) (commit, parent string, turn int, err error) {
+	out, err := r.run(ctx, nil, "log", "--first-parent", "--no-color",
+		"--format=%x1e%H%x00%P%x00%(trailers:only,unfold)", ref)
+	if err != nil {
+		return "", "", 0, fmt.Errorf("read session log: %w", err)
+	}
+	undone := map[string]bool{}
+	for _, rec := range strings.Split(string(out), "\x1e") {
+		f := strings.SplitN(rec, "\x00", 3)
+		if len(f) != 3 {
+			continue
+		}
+		t := parseTrailers(f[2])
+		if t.Session != session {
+			continue
+		}
+		switch {
+		case t.Kind == KindUndo:
+			undone[t.Undoes] = true
+		case t.Kind == KindTurn && !undone[f[0]]:
+			parents := strings.Fields(f[1])
+			p := ""
+			if len(parents) > 0 {
+				p = parents[0]
+			}
+			return f[0], p, t.Turn, nil
+		}
+	}
+	return "", "", 0, protocol.Errorf(protocol.CodeNotFound, "session %s has no journaled turn left to undo", session)
+}
+
+// Restore puts a file, a directory or (path "") the whole tree back to its
+// state at commit. Files the user changed since the journal's newest commit
+// are conflicts (a *ConflictError, nothing written) unless force; as with
+// Undo the user's state is saved first. The restore is a commit on the
+// session's branch, or refs/heads/manual when session is "".
+func (j *Journal) Restore(ctx context.Context, r *Repo, commit, relPath, session string, force bool) (OpResult, error) {
+	if session != "" && !ValidSession(session) {
+		return OpResult{}, protocol.Errorf(protocol.CodeBadRequest, "invalid session id")
+	}
+	sha, err := r.ResolveCommit(ctx, commit)
+	if err != nil {
+		return OpResult{}, err
+	}
+	unlock := j.lock(r.Project.Hash)
+	defer unlock()
+	r = &Repo{Project: r.Project, git: r.git, locked: true}
+	r.clearLocks(StaleLock)
+	m, err := j.store.Meta(r.Project.Hash)
+	if err != nil {
+		return OpResult{}, err
+	}
+	ref := ManualBranch
+	if session != "" {
+		ref = SessionRef(session)
+	}
+	head, parent, err := r.branchStart(ctx, ref)
+	if err != nil {
+		return OpResult{}, err
+	}
+	maxBytes, _ := j.maxBytes(ctx, m)
+	workTree, _, err := r.snapshot(ctx, m.Ignore, maxBytes)
+	if err != nil {
+		return OpResult{}, err
+	}
+	targetTree, err := r.treeOf(ctx, sha)
+	if err != nil {
+		return OpResult{}, err
+	}
+	var specs []string
+	if relPath != "" {
+		specs = []string{relPath}
+	}
+	changed, err := r.changes(ctx, workTree, targetTree, specs...)
+	if err != nil {
+		return OpResult{}, err
+	}
+	if relPath != "" && len(changed) == 0 {
+		target, err := r.treeEntries(ctx, targetTree)
+		if err != nil {
+			return OpResult{}, err
+		}
+		if !coversAny(target, relPath) {
+			return OpResult{}, protocol.Errorf(protocol.CodeNotFound, "%s is not in commit %s", relPath, short(sha))
+		}
+	}
+	last, err := r.head(ctx, LastRef)
+	if err != nil {
+		return OpResult{}, err
+	}
+	lastTree, err := r.treeOf(ctx, last)
+	if err != nil {
+		return OpResult{}, err
+	}
+	journaled, err := r.treeEntries(ctx, lastTree)
+	if err != nil {
+		return OpResult{}, err
+	}
+	target, err := r.treeEntries(ctx, targetTree)
+	if err != nil {
+		return OpResult{}, err
+	}
+	what := "the tree"
+	if relPath != "" {
+		what = relPath
+	}
+	return j.apply(ctx, r, m.Ignore, ref, head, parent, changePaths(changed), journaled, target, force, message{
+		Kind: KindRestore, Session: session, Note: fmt.Sprintf("Restored %s to commit %s.", what, sha),
+	})
+}
+
+// apply writes want's version of each path (removing those want lacks),
+// after checking that the work tree still holds expected's version of
+// each, and commits the result on ref (whose head is head, "" for a new
+// branch that starts at parent). Paths the snapshot skips (over the size
+// cap, nested repositories) and ignored files on disk are never written
+// over, even when forced: the journal holds no copy of them. They are
+// reported in Kept.
+func (j *Journal) apply(ctx context.Context, r *Repo, ignore []string, ref, head, parent string, paths []string,
+	expected, want map[string]entry, force bool, msg message,
+) (OpResult, error) {
+	m, err := j.store.Meta(r.Project.Hash)
+	if err != nil {
+		return OpResult{}, err
+	}
+	maxBytes, maxMB := j.maxBytes(ctx, m)
+	workTree, skipped, err := r.snapshot(ctx, ignore, maxBytes)
+	if err != nil {
+		return OpResult{}, err
+	}
+	work, err := r.treeEntries(ctx, workTree)
+	if err != nil {
+		return OpResult{}, err
+	}
+	// A path the snapshot skips (over the cap, nested repository) cannot be
+	// compared: whatever is on disk there counts as a change of the user's.
+	keep := map[string]bool{}
+	for _, s := range skipped {
+		work[s.Path] = entry{Mode: "skipped"}
+		keep[s.Path] = true
+	}
+	for _, p := range paths {
+		if _, ok := work[p]; !ok {
+			if _, err := os.Lstat(filepath.Join(r.Project.Path, filepath.FromSlash(p))); err == nil {
+				work[p] = entry{Mode: "ignored"} // on disk but not in the snapshot
+				keep[p] = true
+			}
+		}
+	}
+	found := conflicts(paths, work, expected)
+	if len(found) > 0 && !force {
+		return OpResult{}, &ConflictError{Conflicts: found}
+	}
+	res := OpResult{Changed: []Change{}}
+	// Save the user's state first when the journal does not have it.
+	parentTree, err := r.treeOf(ctx, parent)
+	if err != nil {
+		return OpResult{}, err
+	}
+	if parentTree != workTree {
+		snap, err := r.commitIfChanged(ctx, ref, head, parent, workTree, message{
+			Kind: KindSnapshot, Session: msg.Session, Skipped: skipped, MaxFileMB: maxMB,
+			Note: "The work tree as it was before an undo or restore.",
+		}, j.now(), Result{})
+		if err != nil {
+			return OpResult{}, err
+		}
+		res.Saved, head, parent = snap.Commit, snap.Commit, snap.Commit
+	}
+	for _, c := range found {
+		if keep[c.Path] {
+			res.Kept = append(res.Kept, c)
+		} else {
+			res.Overwritten = append(res.Overwritten, c)
+		}
+	}
+	// Removals first (a file may give way to a directory), deepest first.
+	sort.Slice(paths, func(a, b int) bool { return paths[a] > paths[b] })
+	for _, p := range paths {
+		if _, ok := want[p]; ok {
+			continue
+		}
+		if _, onDisk := work[p]; !onDisk || keep[p] {
+			continue
+		}
+		if err := r.removeFile(p); err != nil {
+			return res, err
+		}
+		res.Changed = append(res.Changed, Change{Status: "D", Path: p})
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		e, ok := want[p]
+		if !ok || e.Mode == "160000" || keep[p] {
+			continue
+		}
+		if err := r.writeFile(ctx, p, e); err != nil {
+			return res, err
+		}
+		status := "M"
+		if _, was := work[p]; !was {
+			status = "A"
+		}
+		res.Changed = append(res.Changed, Change{Status: status, Path: p})
+	}
+	tree, skipped, err := r.snapshot(ctx, ignore, maxBytes)
+	if err != nil {
+		return res, err
+	}
+	msg.Skipped, msg.MaxFileMB = skipped, maxMB
+	done, err := r.commitIfChanged(ctx, ref, head, parent, tree, msg, j.now(), Result{})
+	if err != nil {
+		return res, err
+	}
+	if done.Committed {
+		res.Commit = done.Commit
+	}
+	return res, nil
+}
+
+func changePaths(cs []Change) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.Path
+	}
+	return out
+}
+
+func coversAny(entries map[string]entry, rel string) bool {
+	if _, ok := entries[rel]; ok {
+		return true
+	}
+	prefix := strings.TrimSuffix(rel, "/") + "/"
+	for p := range entries {
+		if strings.HasPrefix(p, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// errUnsafePath reports a journal path that would leave the project.
+var errUnsafePath = errors.New("unsafe path")
+
+// safeDir checks that the parents of rel inside the project are real
+// directories (no symlink, nothing outside), creating missing ones when
+// create is set, and answers the file's absolute path.
+func (r *Repo) safeDir(rel string, create bool) (string, error) {
+	if rel == "" || strings.HasPrefix(rel, "/") || strings.ContainsRune(rel, 0) {
+		return "", fmt.Errorf("%w: %q", errUnsafePath, rel)
+	}
+	parts := strings.Split(rel, "/")
+	for _, p := range parts {
+		if p == "" || p == "." || p == ".." || strings.EqualFold(p, ".git") {
+			return "", fmt.Errorf("%w: %q", errUnsafePath, rel)
+		}
+	}
+	dir := r.Project.Path
+	for _, p := range parts[:len(parts)-1] {
+		dir = filepath.Join(dir, p)
+		st, err := os.Lstat(dir)
+		switch {
+		case errors.Is(err, os.ErrNotExist) && create:
+			if err := os.Mkdir(dir, 0o755); err != nil { //nolint:gosec // G301: a project directory, like git makes it
+				return "", fmt.Errorf("create %s: %w", dir, err)
+			}
+		case err != nil:
+			return "", fmt.Errorf("check %s: %w", dir, err)
+		case !st.IsDir():
+			return "", fmt.Errorf("%w: %s is not a directory", errUnsafePath, dir)
+		}
+	}
+	return filepath.Join(r.Project.Path, filepath.FromSlash(rel)), nil
+}
+
+// writeFile puts a tree entry's content at rel, atomically (a temporary
+// file renamed over it).
+func (r *Repo) writeFile(ctx context.Context, rel string, e entry) error {
+	abs, err := r.safeDir(rel, true)
+	if err != nil {
+		return err
+	}
+	if st, err := os.Lstat(abs); err == nil && st.IsDir() {
+		if err := os.RemoveAll(abs); err != nil {
+			return fmt.Errorf("replace directory %s: %w", rel, err)
+		}
+	}
+	if e.Mode == "120000" {
+		target, err := r.run(ctx, nil, "cat-file", "blob", e.OID)
+		if err != nil {
+			return fmt.Errorf("read link %s: %w", rel, err)
+		}
+		tmp := abs + ".shadow-tmp"
+		_ = os.Remove(tmp)
+		if err := os.Symlink(string(target), tmp); err != nil {
+			return fmt.Errorf("write link %s: %w", rel, err)
+		}
+		if err := os.Rename(tmp, abs); err != nil {
+			return fmt.Errorf("write link %s: %w", rel, err)
+		}
+		return nil
+	}
+	mode := os.FileMode(0o644)
+	if e.Mode == "100755" {
+		mode = 0o755
+	}
+	f, err := os.CreateTemp(filepath.Dir(abs), ".shadow-restore-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", rel, err)
+	}
+	defer os.Remove(f.Name()) // a no-op after the rename
+	_, err = r.git.Run(ctx, gitcmd.Cmd{
+		Dir: r.Project.Path, Env: r.env(), Args: append(r.globals(), "cat-file", "blob", e.OID), Stdout: f,
+	})
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", rel, err)
+	}
+	if err := os.Chmod(f.Name(), mode); err != nil {
+		return fmt.Errorf("write %s: %w", rel, err)
+	}
+	if err := os.Rename(f.Name(), abs); err != nil {
+		return fmt.Errorf("write %s: %w", rel, err)
+	}
+	return nil
+}
+
+// removeFile deletes rel and then its parents that became empty.
+func (r *Repo) removeFile(rel string) error {
+	abs, err := r.safeDir(rel, false)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(abs); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove %s: %w", rel, err)
+	}
+	for dir := path.Dir(rel); dir != "." && dir != "/"; dir = path.Dir(dir) {
+		if os.Remove(filepath.Join(r.Project.Path, filepath.FromSlash(dir))) != nil {
+			break // not empty
+		}
+	}
+	return nil
+}
+
+func short(sha string) string { return sha[:min(len(sha), 12)] }
