@@ -109,6 +109,43 @@ func TestShadowJournalsChatTurns(t *testing.T) {
 		t.Errorf("session changes: %s", changes.body)
 	}
 
+	// The shadow-git helper reads the same journal with plain git.
+	shadowGit := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(filepath.Join(root, "deploy", "helpers", "shadow-git"), args...)
+		cmd.Dir = project
+		cmd.Env = append(os.Environ(), "SVC_CODE_HOME="+home)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("shadow-git %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	if out := shadowGit("sessions"); !strings.HasPrefix(out, session+"\t") {
+		t.Errorf("shadow-git sessions: %q", out)
+	}
+	if out := shadowGit("branches"); !strings.Contains(out, "session/"+session+"\t") {
+		t.Errorf("shadow-git branches: %q", out)
+	}
+	if out := shadowGit("search", "from-the-shell"); !strings.Contains(out, "turn 1: RUN_BASH please") || !strings.Contains(out, "made.txt") {
+		t.Errorf("shadow-git search: %q", out)
+	}
+	if out := shadowGit("show", "session/"+session+":made.txt"); out != "from-the-shell\n" {
+		t.Errorf("shadow-git show: %q", out)
+	}
+
+	// The helpers install through the gateway, into shadow's home.
+	st := g.do(req{path: "/api/app/helpers/status", headers: bearer(tok)})
+	wantStatus(t, st, 200, "")
+	if !strings.Contains(st.body, `"all_current":false`) {
+		t.Errorf("helpers status before install: %s", st.body)
+	}
+	inst := g.do(req{method: "POST", path: "/api/app/helpers/install", headers: bearer(tok)})
+	wantStatus(t, inst, 200, "")
+	if !strings.Contains(inst.body, `"all_current":true`) {
+		t.Errorf("helpers install: %s", inst.body)
+	}
+
 	undo := g.do(req{method: "POST", path: "/api/shadow/undo?cwd=" + cwd, body: `{"session_id":"` + session + `"}`, headers: jsonAuth})
 	wantStatus(t, undo, 200, "")
 	if b, _ := os.ReadFile(filepath.Join(project, "a.txt")); string(b) != "original\n" {
