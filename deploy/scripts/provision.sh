@@ -3,9 +3,11 @@
 #
 # Creates, on the server behind PROVISION_DATABASE_URL:
 #   role svc_code       LOGIN, owner of database svc_code (the services' DATABASE_URL)
-#   role svc_readonly   LOGIN, NOINHERIT, read-only transactions, statement_timeout 30s;
-#                       CONNECT on svc_code and USAGE on its schema public, nothing else
-#                       (analytics' migrations grant SELECT on its own tables)
+#   role svc_readonly   LOGIN, NOINHERIT, read-only transactions, statement_timeout 30s,
+#                       idle_in_transaction_session_timeout 60s; member of no role (any
+#                       membership found is revoked); CONNECT on svc_code and USAGE on its
+#                       schema public, nothing else (analytics grants SELECT on its own tables
+#                       at start, and refuses to serve SQL if the role can do more)
 # and writes both URLs, with passwords generated on the first run, to
 # $SVC_CODE_HOME/postgres.env (mode 0600) as DATABASE_URL=... and READONLY_DATABASE_URL=...
 # Later runs reuse that file and set the roles' passwords from it again.
@@ -155,6 +157,11 @@ ALTER ROLE $READONLY WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT NO
 	PASSWORD :'readonly_pw';
 ALTER ROLE $READONLY SET default_transaction_read_only = on;
 ALTER ROLE $READONLY SET statement_timeout = '30s';
+ALTER ROLE $READONLY SET idle_in_transaction_session_timeout = '60s';
+-- No memberships at all (pg_read_server_files, pg_signal_backend, ... or any other): a
+-- NOINHERIT role could still SET ROLE to them. analytics refuses to serve SQL otherwise.
+SELECT format('REVOKE %I FROM $READONLY', r.rolname) FROM pg_auth_members m JOIN pg_roles r ON r.oid = m.roleid
+	WHERE m.member = (SELECT oid FROM pg_roles WHERE rolname = '$READONLY') \\gexec
 SELECT 'CREATE DATABASE $DB OWNER $OWNER' WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = '$DB') \\gexec
 ALTER DATABASE $DB OWNER TO $OWNER;
 -- PUBLIC keeps no CONNECT or TEMP: the two roles get what they need by name.

@@ -7,6 +7,7 @@ package app
 
 import (
 	"net"
+	"os"
 
 	"github.com/svc-code/svc-code/libs/envconf"
 	"github.com/svc-code/svc-code/libs/svcenv"
@@ -20,6 +21,9 @@ const Service = "analytics"
 const (
 	EnvAddr     = "ANALYTICS_ADDR"
 	DefaultAddr = "127.0.0.1:8774"
+	// EnvConsumer names this instance in the turns stream's consumer group;
+	// default: the host name.
+	EnvConsumer = "ANALYTICS_CONSUMER"
 )
 
 // Config is analytics' configuration.
@@ -34,6 +38,10 @@ type Config struct {
 	// SELECT only, for the SQL endpoint. When empty, Run reads it from
 	// <data home>/postgres.env.
 	ReadonlyDatabaseURL string
+	// Consumer is this instance's name in the turns stream's consumer
+	// group: keep it stable across restarts (it then takes up its own
+	// unacknowledged entries at once) and distinct between instances.
+	Consumer string
 	// Listener, when set, is served instead of listening on Addr: tests pass
 	// one bound to 127.0.0.1:0 to learn the address. Run closes it.
 	Listener net.Listener
@@ -48,9 +56,21 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		Addr:                r.String(EnvAddr, DefaultAddr),
 		DatabaseURL:         svcenv.LoadPostgresURL(r, svcenv.EnvDatabaseURL),
 		ReadonlyDatabaseURL: svcenv.LoadPostgresURL(r, svcenv.EnvReadonlyDatabaseURL),
+		Consumer:            r.String(EnvConsumer, defaultConsumer()),
+	}
+	if cfg.Consumer == "" || len(cfg.Consumer) > 200 {
+		r.Fail("%s=%q: want a name of 1 to 200 characters", EnvConsumer, cfg.Consumer)
 	}
 	if _, _, err := net.SplitHostPort(cfg.Addr); err != nil {
 		r.Fail("%s=%q: want host:port", EnvAddr, cfg.Addr)
 	}
 	return cfg, r.Err()
+}
+
+// defaultConsumer is the host name, else "analytics".
+func defaultConsumer() string {
+	if h, err := os.Hostname(); err == nil && h != "" {
+		return h
+	}
+	return Service
 }

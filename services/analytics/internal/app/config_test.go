@@ -1,6 +1,7 @@
 package app
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -21,6 +22,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		{"DatabaseURL", cfg.DatabaseURL, ""},
 		{"ReadonlyDatabaseURL", cfg.ReadonlyDatabaseURL, ""},
 		{"DataHome", cfg.DataHome, home},
+		{"Consumer", cfg.Consumer, defaultConsumer()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -28,5 +30,25 @@ func TestLoadConfigDefaults(t *testing.T) {
 				t.Errorf("got %v, want %v", tt.got, tt.want)
 			}
 		})
+	}
+}
+
+func TestLoadConfigConsumer(t *testing.T) {
+	home := t.TempDir()
+	for _, tt := range []struct {
+		value   string
+		wantErr bool
+	}{
+		{"analytics-1", false},
+		{strings.Repeat("x", 201), true},
+	} {
+		env := map[string]string{"SVC_CODE_HOME": home, EnvConsumer: tt.value}
+		cfg, err := LoadConfig(func(k string) string { return env[k] })
+		if (err != nil) != tt.wantErr {
+			t.Errorf("%s=%q: err %v, want error %v", EnvConsumer, tt.value, err, tt.wantErr)
+		}
+		if err == nil && cfg.Consumer != tt.value {
+			t.Errorf("Consumer = %q, want %q", cfg.Consumer, tt.value)
+		}
 	}
 }

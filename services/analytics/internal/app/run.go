@@ -10,12 +10,27 @@ import (
 	"github.com/svc-code/svc-code/libs/redisx"
 	"github.com/svc-code/svc-code/libs/svcenv"
 	"github.com/svc-code/svc-code/libs/svchttp"
+	"github.com/svc-code/svc-code/services/analytics/internal/query"
+	"github.com/svc-code/svc-code/services/analytics/internal/schema"
+	"github.com/svc-code/svc-code/services/analytics/internal/sqlapi"
+	"github.com/svc-code/svc-code/services/analytics/internal/store"
 )
 
 // migrationFiles holds analytics' schema migrations, applied at every start.
 //
 //go:embed migrations
 var migrationFiles embed.FS
+
+// Migrations is analytics' schema migrations (the tables of
+// internal/schema), for Run and for the tests of the packages that need the
+// schema.
+func Migrations() fs.FS {
+	sub, err := fs.Sub(migrationFiles, "migrations")
+	if err != nil {
+		panic(err) // the embedded directory exists: a build without it cannot happen
+	}
+	return sub
+}
 
 // Run serves analytics until ctx is cancelled, then shuts down within
 // cfg.ShutdownTimeout. It starts only if Redis and PostgreSQL (with both
@@ -43,13 +58,13 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return err
 	}
 	defer readonly.Close()
-	migrations, err := fs.Sub(migrationFiles, "migrations")
-	if err != nil {
+	if err := pgmigrate.Apply(ctx, db, Service, Migrations()); err != nil {
 		return err
 	}
-	if err := pgmigrate.Apply(ctx, db, Service, migrations); err != nil {
+	if err := grantReadonly(ctx, db, readonly, log); err != nil {
 		return err
 	}
+	turns := store.New(db)
 
 	api := svchttp.New(svchttp.Config{
 		Service:   Service,
@@ -62,10 +77,18 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		},
 		Log: log,
 	})
+	query.Register(api, turns)
+	// POST /api/shadow-db/sql: as svc_readonly, on the read-only pool; the
+	// role is checked now, and SQL answers 503 while it is unsafe.
+	sqlapi.New(ctx, sqlapi.Config{
+		Pool: readonly, Tables: schema.Tables, Timeout: sqlapi.SettingTimeout(db, log), Log: log,
+	}).Register(api)
 	ln, err := svchttp.Listen(ctx, cfg.Listener, cfg.Addr)
 	if err != nil {
 		return err
 	}
 	log.InfoContext(ctx, "listening", "addr", ln.Addr().String(), "data_home", cfg.DataHome)
+	stopIngest := startIngest(ctx, cfg, rdb, turns, log)
+	defer stopIngest()
 	return svchttp.Serve(ctx, api, ln, cfg.ShutdownTimeout, log)
 }
