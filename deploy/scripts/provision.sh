@@ -4,7 +4,7 @@
 # Creates, on the server behind PROVISION_DATABASE_URL:
 #   role svc_code       LOGIN, owner of database svc_code (the services' DATABASE_URL)
 #   role svc_readonly   LOGIN, NOINHERIT, read-only transactions, statement_timeout 30s,
-#                       idle_in_transaction_session_timeout 60s; member of no role (any
+#                       idle_in_transaction_session_timeout 60s, temp_file_limit 1GB; member of no role (any
 #                       membership found is revoked); CONNECT on svc_code and USAGE on its
 #                       schema public, nothing else (analytics grants SELECT on its own tables
 #                       at start, and refuses to serve SQL if the role can do more)
@@ -158,6 +158,8 @@ ALTER ROLE $READONLY WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT NO
 ALTER ROLE $READONLY SET default_transaction_read_only = on;
 ALTER ROLE $READONLY SET statement_timeout = '30s';
 ALTER ROLE $READONLY SET idle_in_transaction_session_timeout = '60s';
+-- A query's temporary files (sorts, recursive CTEs) may not fill the disk.
+ALTER ROLE $READONLY SET temp_file_limit = '1GB';
 -- No memberships at all (pg_read_server_files, pg_signal_backend, ... or any other): a
 -- NOINHERIT role could still SET ROLE to them. analytics refuses to serve SQL otherwise.
 SELECT format('REVOKE %I FROM $READONLY', r.rolname) FROM pg_auth_members m JOIN pg_roles r ON r.oid = m.roleid
