@@ -58,9 +58,9 @@ func TestStreamsBeforeTheQueryEnds(t *testing.T) {
 }
 
 // TestStreamsMillionsOfRowsInBoundedMemory: a result far larger than the
-// memory the process gains while serving it.
+// memory the process gains while serving it. Not parallel: it measures the
+// process's heap, which other tests running beside it would grow.
 func TestStreamsMillionsOfRowsInBoundedMemory(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t, envOptions{timeout: 120 * time.Second})
 	const rows = 2_000_000
 	var peak atomic.Uint64
