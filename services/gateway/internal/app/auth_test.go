@@ -265,11 +265,38 @@ func TestSecurityHeadersEverywhere(t *testing.T) {
 			t.Errorf("%s %s: missing nosniff/no-referrer: %v", r.method, r.path, res.header)
 		}
 		csp := res.header.Get("Content-Security-Policy")
-		if strings.HasPrefix(r.path, "/api/") && !strings.Contains(csp, "frame-ancestors 'none'") {
+		if strings.HasPrefix(r.path, "/api/") && (!strings.Contains(csp, "frame-ancestors 'none'") || res.header.Get("X-Frame-Options") != "DENY") {
 			t.Errorf("%s: CSP %q lacks frame-ancestors 'none'", r.path, csp)
 		}
 		if !strings.Contains(csp, "frame-ancestors") {
 			t.Errorf("%s: CSP %q lacks frame-ancestors", r.path, csp)
 		}
+	}
+}
+
+// sandboxCSP is a backend's policy for content the UI shows in a frame.
+const sandboxCSP = "sandbox; default-src 'none'; img-src data:; frame-ancestors 'self'"
+
+// TestBackendSandboxPolicyKept: an /api/ answer whose backend set a
+// sandboxing Content-Security-Policy (files, rendered HTML, proxied pages)
+// keeps it and may be framed by the UI's own origin; any other policy a
+// backend sets on /api/ is replaced by the gateway's frame-ancestors 'none'.
+func TestBackendSandboxPolicyKept(t *testing.T) {
+	g := startGateway(t)
+	tok := g.token()
+	res := g.do(req{path: "/api/file-raw?path=/x.html", headers: bearer(tok)})
+	wantStatus(t, res, 200, "")
+	if csp := res.header.Get("Content-Security-Policy"); csp != sandboxCSP {
+		t.Errorf("CSP %q, want the backend's %q", csp, sandboxCSP)
+	}
+	if xfo := res.header.Get("X-Frame-Options"); xfo != "SAMEORIGIN" {
+		t.Errorf("X-Frame-Options %q, want SAMEORIGIN", xfo)
+	}
+	if res.header.Get("X-Content-Type-Options") != "nosniff" || res.header.Get("Cache-Control") != "no-store" {
+		t.Errorf("headers: %v", res.header)
+	}
+	res = g.do(req{path: "/api/browser/proxy?url=x", headers: bearer(tok)})
+	if csp := res.header.Get("Content-Security-Policy"); csp != "frame-ancestors 'none'" || res.header.Get("X-Frame-Options") != "DENY" {
+		t.Errorf("a policy without sandbox kept: CSP %q, XFO %q", csp, res.header.Get("X-Frame-Options"))
 	}
 }

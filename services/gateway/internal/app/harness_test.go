@@ -124,6 +124,15 @@ func (b *backend) serve(w http.ResponseWriter, r *http.Request) {
 		w.(http.Flusher).Flush()
 		<-b.release
 		_, _ = w.Write([]byte("second\n"))
+	case r.URL.Path == "/api/file-raw":
+		// A viewable answer: the backend's own sandbox policy.
+		w.Header().Set("Content-Security-Policy", sandboxCSP)
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = w.Write([]byte("<p>hi</p>"))
+	case r.URL.Path == "/api/browser/proxy":
+		// A backend policy without sandbox: the gateway's own replaces it.
+		w.Header().Set("Content-Security-Policy", "frame-ancestors *")
+		_, _ = w.Write([]byte("<p>hi</p>"))
 	case strings.HasPrefix(r.URL.Path, "/api/health/"):
 		_, _ = w.Write([]byte(`{"status":"ok"}`))
 	default:

@@ -52,8 +52,15 @@ func (s *Server) headers(c *fiber.Ctx) error {
 	h.Set(fiber.HeaderXContentTypeOptions, "nosniff")
 	h.Set(fiber.HeaderReferrerPolicy, "no-referrer")
 	if strings.HasPrefix(c.Path(), "/api/") {
-		h.Set(fiber.HeaderContentSecurityPolicy, "frame-ancestors 'none'")
-		h.Set(fiber.HeaderXFrameOptions, "DENY")
+		if sandboxed(h.Peek(fiber.HeaderContentSecurityPolicy)) {
+			// Content the UI shows in a frame (a file, rendered HTML, a
+			// proxied page): the backend's sandbox policy stays, and so
+			// does its frame-ancestors.
+			h.Set(fiber.HeaderXFrameOptions, "SAMEORIGIN")
+		} else {
+			h.Set(fiber.HeaderContentSecurityPolicy, "frame-ancestors 'none'")
+			h.Set(fiber.HeaderXFrameOptions, "DENY")
+		}
 		h.Set(fiber.HeaderCacheControl, "no-store")
 	} else if len(h.Peek(fiber.HeaderContentSecurityPolicy)) == 0 {
 		h.Set(fiber.HeaderContentSecurityPolicy, "frame-ancestors 'self'")
@@ -61,6 +68,23 @@ func (s *Server) headers(c *fiber.Ctx) error {
 	}
 	h.Set(protocol.HeaderRequestID, requestID(c))
 	return err
+}
+
+// sandboxed reports whether a backend's Content-Security-Policy sandboxes
+// the answer (a bare "sandbox" directive, so scripts cannot run) and says
+// who may frame it.
+func sandboxed(csp []byte) bool {
+	var sandbox, ancestors bool
+	for _, d := range strings.Split(string(csp), ";") {
+		name, _, _ := strings.Cut(strings.TrimSpace(d), " ")
+		switch strings.ToLower(name) {
+		case "sandbox":
+			sandbox = strings.EqualFold(strings.TrimSpace(d), "sandbox")
+		case "frame-ancestors":
+			ancestors = true
+		}
+	}
+	return sandbox && ancestors
 }
 
 func (s *Server) instanceRequestID() string {

@@ -86,7 +86,9 @@ func searchRg(ctx context.Context, rg string, q Query) (Result, error) {
 	}
 	res := Result{Matches: []Match{}, Engine: EngineRipgrep}
 	sc := bufio.NewScanner(stdout)
-	sc.Buffer(make([]byte, 0, 64<<10), 4*MaxFileSize) // one line of a file can be the whole file
+	// One line of a file can be the whole file, and JSON escaping can make
+	// a byte six (\u001b): room for the worst case, allocated only if needed.
+	sc.Buffer(make([]byte, 0, 64<<10), 7*MaxFileSize)
 	var parseErr error
 	for sc.Scan() {
 		line := sc.Bytes()

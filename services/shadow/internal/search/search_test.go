@@ -1,6 +1,7 @@
 package search_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -309,6 +310,32 @@ func TestCapKeepsPathOrder(t *testing.T) {
 		}
 		if got := rels(root, res.Matches); !slices.Equal(got, want) || !res.Truncated {
 			t.Errorf("%s: truncated %v\n got %q\nwant %q", res.Engine, res.Truncated, got, want)
+		}
+	}
+}
+
+// TestLargeFilesSkipped: files over MaxFileSize are not searched by either
+// engine; one just under it is.
+func TestLargeFilesSkipped(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := []byte("needle\n")
+	for name, size := range map[string]int{"big.txt": search.MaxFileSize + 1, "fits.txt": search.MaxFileSize} {
+		data := bytes.Repeat([]byte("a"), size)
+		copy(data, line)
+		if err := os.WriteFile(filepath.Join(root, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, s := range engines(t) {
+		res, err := s.Search(context.Background(), search.Query{Root: root, Pattern: "needle"}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := rels(root, res.Matches); !slices.Equal(got, []string{"fits.txt:1:1"}) {
+			t.Errorf("%s: %q, want only the file that fits", res.Engine, got)
 		}
 	}
 }

@@ -3,14 +3,16 @@ package search
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sync"
+	"syscall"
 )
 
 // frame is one directory on the way from the file system root to the
@@ -224,23 +226,57 @@ func newFileSearcher(q Query) *fileSearcher {
 	return &fileSearcher{re: q.compile(), whole: q.compileWhole(), pre: q.prefilterOf()}
 }
 
+// statAfter: a file that reaches this size is checked against MaxFileSize
+// before it is read further.
+const statAfter = 1 << 20
+
+// readSmall reads a whole file of at most MaxFileSize bytes into buf with
+// plain system calls (no poller registration, no fstat: a walk reads
+// thousands of files, and those calls are most of its time). Opened with
+// O_NOFOLLOW and O_NONBLOCK, in case a link or FIFO took the file's place
+// since the walk saw it.
+func readSmall(path string, buf []byte) ([]byte, bool) {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return buf[:0], false
+	}
+	defer syscall.Close(fd) // read-only: nothing to lose
+	buf = buf[:0]
+	for {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, max(cap(buf), 16<<10))
+		}
+		n, err := syscall.Read(fd, buf[len(buf):cap(buf)])
+		switch {
+		case errors.Is(err, syscall.EINTR):
+			continue
+		case err != nil:
+			return buf[:0], false
+		case n == 0:
+			return buf, true
+		}
+		before := len(buf)
+		buf = buf[:len(buf)+n]
+		if before < statAfter && len(buf) >= statAfter {
+			// A large file: its size says whether it is worth reading on.
+			var st syscall.Stat_t
+			if err := syscall.Fstat(fd, &st); err != nil || st.Size > MaxFileSize {
+				return buf[:0], false
+			}
+		}
+		if len(buf) > MaxFileSize {
+			return buf[:0], false
+		}
+	}
+}
+
 // search returns the matching lines of one regular file, at most limit.
 func (s *fileSearcher) search(path string, limit int) []Match {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil // unreadable: skipped, as ripgrep does
+	data, ok := readSmall(path, s.buf)
+	s.buf = data[:0]
+	if !ok {
+		return nil // unreadable or over MaxFileSize: skipped, as ripgrep does
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > MaxFileSize {
-		return nil // skipped, as ripgrep does
-	}
-	buf := bytes.NewBuffer(s.buf[:0])
-	if _, err := io.Copy(buf, io.LimitReader(f, MaxFileSize)); err != nil {
-		return nil // a file that fails mid-read is skipped
-	}
-	data := buf.Bytes()
-	s.buf = data
 	if bytes.IndexByte(data[:min(len(data), binaryWindow)], 0) >= 0 {
 		return nil
 	}
