@@ -20,7 +20,7 @@ export TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=
 export TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 
 .PHONY: build run test test-deps check vet lint fmt-check passwd bench bench-terminal clean compose-check \
-	test-real-agents bench-chat
+	test-real-agents bench-chat bench-shadow bench-analytics
 
 # build: compile the five services into bin/
 build:
@@ -88,6 +88,17 @@ bench-terminal:
 # PostgreSQL and Redis), which writes its section of BENCHMARKS.md
 bench-chat:
 	$(GO) run ./bench/cmd/chatbench $(BENCH_ARGS)
+
+# bench-shadow: the shadow benchmark (content search over a 10 000-file project, and the
+# journal's commit time with 10 files changed per turn), which writes its section of BENCHMARKS.md
+bench-shadow:
+	$(GO) run ./bench/cmd/shadowbench $(BENCH_ARGS)
+
+# bench-analytics: the analytics benchmark (small queries on /sql, aggregates over a million
+# turns, turn-ingest p99 with and without hostile /sql queries), which writes its section of
+# BENCHMARKS.md
+bench-analytics:
+	$(GO) run ./bench/cmd/analyticsbench $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BIN)
