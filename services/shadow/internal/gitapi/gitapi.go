@@ -77,15 +77,59 @@ var safety = []string{
 type repo struct {
 	git gitcmd.Runner
 	dir string // the project's resolved path
+	// env neutralises the repository's filter drivers (filterEnv).
+	env []string
 }
 
 func (r repo) run(ctx context.Context, limit int, args ...string) ([]byte, error) {
+	env := append([]string{"GIT_OPTIONAL_LOCKS=0", "GIT_LITERAL_PATHSPECS=1", "GIT_NO_REPLACE_OBJECTS=1"}, r.env...)
 	return r.git.Run(ctx, gitcmd.Cmd{
 		Dir:       r.dir,
-		Env:       []string{"GIT_OPTIONAL_LOCKS=0", "GIT_LITERAL_PATHSPECS=1", "GIT_NO_REPLACE_OBJECTS=1"},
+		Env:       env,
 		Args:      append(append([]string{}, safety...), args...),
 		MaxOutput: limit,
 	})
+}
+
+// filterEnv answers the environment that empties every filter driver the
+// repository's configuration names (filter.<name>.clean, .smudge,
+// .process, and .required false): status and a work-tree diff hash the
+// files, which runs a clean filter that .gitattributes assigns, a program
+// of the repository's choosing. Overrides go through GIT_CONFIG_COUNT,
+// which takes any driver name verbatim ("-c" would split one holding "=").
+func filterEnv(ctx context.Context, r repo) ([]string, error) {
+	out, err := r.run(ctx, 0, "config", "-z", "--name-only", "--get-regexp", `^filter\.`)
+	var ee *gitcmd.ExitError
+	if errors.As(err, &ee) && ee.Code == 1 { // no filter configured
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list filter drivers: %w", err)
+	}
+	seen := map[string]bool{}
+	var env []string
+	n := 0
+	for _, key := range strings.Split(string(out), "\x00") {
+		key = strings.TrimSpace(key)
+		first, last := strings.IndexByte(key, '.'), strings.LastIndexByte(key, '.')
+		if first < 0 || last <= first {
+			continue // filter.<key> without a driver name
+		}
+		name := key[first+1 : last]
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		for _, kv := range [][2]string{{"clean", ""}, {"smudge", ""}, {"process", ""}, {"required", "false"}} {
+			env = append(env, fmt.Sprintf("GIT_CONFIG_KEY_%d=filter.%s.%s", n, name, kv[0]),
+				fmt.Sprintf("GIT_CONFIG_VALUE_%d=%s", n, kv[1]))
+			n++
+		}
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	return append(env, "GIT_CONFIG_COUNT="+strconv.Itoa(n)), nil
 }
 
 // open resolves cwd and checks it is inside a git work tree.
@@ -112,6 +156,10 @@ func (s *server) open(c *fiber.Ctx) (repo, context.Context, context.CancelFunc, 
 		if err == nil || errors.As(err, &ee) {
 			return repo{}, nil, nil, protocol.Errorf(protocol.CodeNotFound, "%s is not inside a git work tree", cwd)
 		}
+		return repo{}, nil, nil, err
+	}
+	if r.env, err = filterEnv(ctx, r); err != nil {
+		cancel()
 		return repo{}, nil, nil, err
 	}
 	return r, ctx, cancel, nil
@@ -206,7 +254,8 @@ func (s *server) status(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	out, err := r.run(ctx, MaxOutput, "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=normal")
+	out, err := r.run(ctx, MaxOutput, "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=normal",
+		"--ignore-submodules=dirty") // a submodule's work tree would be read with its own config
 	if err != nil {
 		return gitError(err)
 	}
@@ -291,7 +340,9 @@ func (s *server) diff(c *fiber.Ctx) error {
 			return err
 		}
 	}
-	args := []string{"diff", "--no-color", "--no-ext-diff", "--no-textconv", "--stat=200", "--patch"}
+	// --ignore-submodules=dirty: a submodule's work tree would be read with
+	// its own configuration (its filters); its commit changes still show.
+	args := []string{"diff", "--no-color", "--no-ext-diff", "--no-textconv", "--ignore-submodules=dirty", "--stat=200", "--patch"}
 	if staged == "true" {
 		args = append(args, "--cached")
 	}

@@ -162,3 +162,56 @@ func TestBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestRepoFiltersNeverRun: a hostile repository whose config names a
+// clean/smudge/process filter, applied to every file by .gitattributes,
+// must not get it run by status or diff (they hash work-tree files, which
+// runs the clean filter), in the repository or in a submodule.
+func TestRepoFiltersNeverRun(t *testing.T) {
+	dir, _ := filepath.EvalSymlinks(t.TempDir())
+	marker := filepath.Join(t.TempDir(), "ran")
+	sh(t, dir, `git init -q -b main . &&
+		echo '* filter=evil' > .gitattributes &&
+		echo one > a.txt && echo y > b.txt && git add . && git commit -qm first &&
+		git config filter.evil.clean "touch `+marker+`; cat" &&
+		git config filter.evil.smudge "touch `+marker+`; cat" &&
+		git config filter.evil.required true &&
+		git config filter.odd=name.process "touch `+marker+`" &&
+		echo two >> a.txt && echo z > b.txt`)
+	app := newApp(t)
+	code, body := get(t, app, "/api/git/status", url.Values{"cwd": {dir}})
+	if code != 200 || !strings.Contains(string(body), `"path":"b.txt"`) {
+		t.Errorf("status: %d %s", code, body)
+	}
+	code, body = get(t, app, "/api/git/diff", url.Values{"cwd": {dir}})
+	if code != 200 || !strings.Contains(string(body), "+two") {
+		t.Errorf("diff: %d %s", code, body)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("git ran a filter from the repository's config")
+	}
+}
+
+// TestSubmoduleFiltersNeverRun: status and diff look into a submodule's
+// work tree with the submodule's own configuration; its filters must not
+// run either.
+func TestSubmoduleFiltersNeverRun(t *testing.T) {
+	src, _ := filepath.EvalSymlinks(t.TempDir())
+	dir, _ := filepath.EvalSymlinks(t.TempDir())
+	marker := filepath.Join(t.TempDir(), "ran")
+	sh(t, src, `git init -q -b main . && echo '* filter=evil' > .gitattributes && echo y > f.txt &&
+		git add . && git commit -qm sub`)
+	sh(t, dir, `git init -q -b main . && echo one > a.txt && git add a.txt && git commit -qm first &&
+		git -c protocol.file.allow=always submodule -q add `+src+` sub && git commit -qm sub &&
+		git -C sub config filter.evil.clean "touch `+marker+`; cat" && echo z > sub/f.txt`)
+	app := newApp(t)
+	if code, body := get(t, app, "/api/git/status", url.Values{"cwd": {dir}}); code != 200 {
+		t.Errorf("status: %d %s", code, body)
+	}
+	if code, body := get(t, app, "/api/git/diff", url.Values{"cwd": {dir}}); code != 200 {
+		t.Errorf("diff: %d %s", code, body)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("git ran a filter from a submodule's config")
+	}
+}

@@ -13,11 +13,17 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // DefaultMaxOutput bounds what one git command may print before it is
 // stopped (Run answers ErrOutputTooLarge).
 const DefaultMaxOutput = 64 << 20
+
+// waitDelay bounds how long Run waits, once git is killed, for the output
+// pipes that a leftover child may still hold.
+const waitDelay = 2 * time.Second
 
 // ErrOutputTooLarge reports a command whose output passed its bound.
 var ErrOutputTooLarge = errors.New("git output too large")
@@ -102,6 +108,17 @@ func (r Runner) Run(ctx context.Context, c Cmd) ([]byte, error) {
 		cmd.Stdout = c.Stdout
 	}
 	cmd.Stderr = stderr
+	// git runs in a process group of its own, killed whole when ctx ends:
+	// its children (hooks, filters, helpers, gc) would otherwise outlive
+	// it and keep Run waiting on the pipes they hold.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		if cmd.Process == nil {
+			return nil
+		}
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	cmd.WaitDelay = waitDelay
 	err := cmd.Run()
 	if out.over {
 		return nil, fmt.Errorf("git %s: %w", firstArg(c.Args), ErrOutputTooLarge)

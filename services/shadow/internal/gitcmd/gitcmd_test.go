@@ -3,8 +3,11 @@ package gitcmd
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestRunIsolatesTheEnvironment(t *testing.T) {
@@ -37,5 +40,28 @@ func TestRunErrors(t *testing.T) {
 	cancel()
 	if _, err := (Runner{}).Run(ctx, Cmd{Dir: dir, Args: []string{"version"}}); !errors.Is(err, context.Canceled) {
 		t.Errorf("Run with a cancelled context = %v", err)
+	}
+}
+
+// TestRunStopsTheWholeCommand: when ctx ends, Run answers promptly even
+// when git left a child that holds its output open (a hook, a filter, a
+// helper): the child is killed with git, as a process group.
+func TestRunStopsTheWholeCommand(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "fake-git")
+	marker := filepath.Join(dir, "child-alive")
+	script := "#!/bin/sh\n(sleep 30; touch " + marker + ") &\nsleep 30\n"
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := Runner{Bin: bin}.Run(ctx, Cmd{Dir: dir, Args: []string{"status"}})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Run = %v, want the deadline", err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("Run took %v after its deadline: a child kept it waiting", took)
 	}
 }

@@ -68,3 +68,16 @@ func TestTrailersRoundTrip(t *testing.T) {
 		t.Errorf("long subject = %q", s)
 	}
 }
+
+// TestTurnIDCannotForgeTrailers: a turn id from the stream is one trailer
+// value; a line break in it must not add a trailer (a forged Shadow-Undoes
+// would hide a turn from undo).
+func TestTurnIDCannotForgeTrailers(t *testing.T) {
+	m := message{Kind: KindTurn, Session: "s1", Turn: 2, TurnID: "s1:2\nShadow-Undoes: abc\r\nShadow-Kind: undo"}
+	msg := m.String()
+	last := msg[strings.LastIndex(strings.TrimRight(msg, "\n"), "\n\n")+2:]
+	got := parseTrailers(last)
+	if got.Kind != KindTurn || got.Undoes != "" || got.Session != "s1" || got.Turn != 2 {
+		t.Errorf("trailers = %+v from %q", got, msg)
+	}
+}

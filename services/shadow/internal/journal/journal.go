@@ -34,10 +34,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/svc-code/svc-code/libs/protocol"
@@ -61,6 +64,8 @@ type Journal struct {
 	now   func() time.Time
 	// gcAuto is gc.auto for the journals' maintenance.
 	gcAuto int
+	// stepTimeout bounds one turn's journaling.
+	stepTimeout time.Duration
 
 	mu          sync.Mutex
 	locks       map[string]*sync.Mutex
@@ -79,7 +84,15 @@ type Options struct {
 	// GCAutoObjects is the loose-object count past which a journal is
 	// packed after a turn (git's gc.auto); DefaultGCAutoObjects when 0.
 	GCAutoObjects int
+	// StepTimeout bounds the journaling of one turn event;
+	// DefaultStepTimeout when 0.
+	StepTimeout time.Duration
 }
+
+// DefaultStepTimeout bounds the journaling of one turn event: a git
+// command that hangs (a stuck file system, an enormous tree) fails the
+// event, to be retried, rather than stall the journal of every project.
+const DefaultStepTimeout = 10 * time.Minute
 
 // DefaultGCAutoObjects is git's own gc.auto default.
 const DefaultGCAutoObjects = 6700
@@ -95,16 +108,25 @@ func New(store *project.Store, log *slog.Logger, opts Options) *Journal {
 	if opts.GCAutoObjects <= 0 {
 		opts.GCAutoObjects = DefaultGCAutoObjects
 	}
+	if opts.StepTimeout <= 0 {
+		opts.StepTimeout = DefaultStepTimeout
+	}
 	return &Journal{
 		store: store, git: opts.Git, cap: opts.MaxFileMB, log: log, now: opts.Now, gcAuto: opts.GCAutoObjects,
-		locks: map[string]*sync.Mutex{}, maintaining: map[string]bool{},
+		stepTimeout: opts.StepTimeout, locks: map[string]*sync.Mutex{}, maintaining: map[string]bool{},
 	}
 }
 
 // Store is the project store the journal works in.
 func (j *Journal) Store() *project.Store { return j.store }
 
-// lock takes a project's write lock; the answer releases it.
+// LockName is the file, in a project's directory, whose flock serialises
+// the journal's writers across processes (two shadow instances on one data
+// home).
+const LockName = "journal.lock"
+
+// lock takes a project's write lock, in this process and (with flock on
+// LockName) across processes; the answer releases it.
 func (j *Journal) lock(hash string) func() {
 	j.mu.Lock()
 	m, ok := j.locks[hash]
@@ -114,7 +136,37 @@ func (j *Journal) lock(hash string) func() {
 	}
 	j.mu.Unlock()
 	m.Lock()
-	return m.Unlock
+	f, err := lockFile(project.Dir(j.store.DataHome(), hash))
+	if err != nil {
+		j.log.Warn("journal file lock failed, serialising in this process only", "project", hash, "err", err)
+		return m.Unlock
+	}
+	return func() {
+		_ = f.Close() // releases the flock
+		m.Unlock()
+	}
+}
+
+// lockFile takes an exclusive flock on dir's LockName, waiting for it.
+func lockFile(dir string) (*os.File, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create project dir: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, LockName), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open journal lock: %w", err)
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("lock journal: %w", err)
+	}
+	return f, nil
 }
 
 func (j *Journal) repo(p project.Project) *Repo { return &Repo{Project: p, git: j.git} }
@@ -230,6 +282,8 @@ func (j *Journal) TurnStarted(ctx context.Context, t Turn, baseline bool) (Resul
 	if !ValidSession(t.Session) {
 		return Result{}, fmt.Errorf("session id %q cannot name a branch", t.Session)
 	}
+	ctx, cancel := context.WithTimeout(ctx, j.stepTimeout)
+	defer cancel()
 	r, m, unlock, err := j.begin(ctx, t.Cwd)
 	if err != nil {
 		return Result{}, err
@@ -264,6 +318,9 @@ func (j *Journal) TurnEnded(ctx context.Context, t Turn, note string) (Result, e
 	if !ValidSession(t.Session) {
 		return Result{}, fmt.Errorf("session id %q cannot name a branch", t.Session)
 	}
+	bg := ctx // the maintenance outlives this step's deadline
+	ctx, cancel := context.WithTimeout(ctx, j.stepTimeout)
+	defer cancel()
 	r, m, unlock, err := j.begin(ctx, t.Cwd)
 	if err != nil {
 		return Result{}, err
@@ -284,7 +341,7 @@ func (j *Journal) TurnEnded(ctx context.Context, t Turn, note string) (Result, e
 		Note: note, Skipped: skipped, MaxFileMB: maxMB,
 	}, t.At, Result{Project: r.Project.Hash, Commit: parent})
 	if err == nil && res.Committed {
-		j.maintain(ctx, r)
+		j.maintain(bg, r)
 	}
 	return res, err
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/svc-code/svc-code/services/shadow/internal/gitcmd"
 	"github.com/svc-code/svc-code/services/shadow/internal/project"
 )
 
@@ -392,13 +393,16 @@ func TestDataHomeInsideTheProjectIsNotJournaled(t *testing.T) {
 	t.Cleanup(e.journal.Wait)
 	e.write("notes.txt", "hi\n")
 	e.write(".svc-code/postgres.env", "DATABASE_URL=secret\n")
+	// A .gitignore outranks the journal's excludes: its negations must not
+	// bring the data home back.
+	e.write(".gitignore", "!.svc-code/\n!.svc-code/**\n")
 	for n := 1; n <= 2; n++ {
 		if _, err := e.journal.TurnEnded(context.Background(), e.turn("s1", n, "p"), ""); err != nil {
 			t.Fatal(err)
 		}
 	}
 	files := e.plainGit("ls-tree", "-r", "--name-only", "session/s1")
-	if files != "notes.txt\n" {
+	if files != ".gitignore\nnotes.txt\n" {
 		t.Errorf("journaled files:\n%s", files)
 	}
 }
@@ -465,5 +469,151 @@ func TestStaleLocksOfACrashAreCleared(t *testing.T) {
 	}
 	if _, err := os.Stat(fresh); err != nil {
 		t.Error("the helper's lock was removed")
+	}
+}
+
+// TestHungGitDoesNotStallTheConsumer: a git command that never ends (a
+// hung file system, a huge tree) is stopped at the step's deadline, so the
+// consumer moves on to the other entries and projects.
+func TestHungGitDoesNotStallTheConsumer(t *testing.T) {
+	e := newEnv(t)
+	e.write("a.txt", "one\n")
+	gitBin, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := filepath.Join(t.TempDir(), "git")
+	script := "#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = ls-files ] && exec sleep 60; done\nexec " + gitBin + " \"$@\"\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	j := New(project.NewStore(e.home, nil), quietLog(), Options{Git: gitcmd.Runner{Bin: fake}, StepTimeout: 500 * time.Millisecond})
+	t.Cleanup(j.Wait)
+	c := NewConsumer(nil, "", j, NewTurns(mustPool(t)), nil, quietLog(), ConsumerOptions{})
+	start := time.Now()
+	err = c.Handle(context.Background(), Event{
+		Kind: "turn_ended", SessionID: "s1", TurnID: "s1:1", Cwd: e.project, Added: start, At: start,
+	})
+	if err == nil || permanent(err) {
+		t.Errorf("Handle = %v, want a failure to retry", err)
+	}
+	if took := time.Since(start); took > 15*time.Second {
+		t.Errorf("Handle took %v: a hung git stalls the consumer", took)
+	}
+}
+
+// TestJournalNeverRunsFilters: the journal is reachable with plain git
+// (the shadow-git helper passes any command through), so its config and
+// info/attributes may have been edited; a snapshot must still store bytes
+// as they are and run no program: no filter that a .gitattributes assigns,
+// no signing program for the commit.
+func TestJournalNeverRunsFilters(t *testing.T) {
+	e := newEnv(t)
+	e.write("a.txt", "a\n")
+	ctx := context.Background()
+	if _, err := e.journal.TurnEnded(ctx, e.turn("s1", 1, "p"), ""); err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(t.TempDir(), "ran")
+	e.plainGit("config", "filter.evil.clean", "touch "+marker+"; cat")
+	prog := filepath.Join(t.TempDir(), "gpg")
+	if err := os.WriteFile(prog, []byte("#!/bin/sh\ntouch "+marker+"\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e.plainGit("config", "commit.gpgSign", "true")
+	e.plainGit("config", "gpg.program", prog)
+	if err := os.WriteFile(filepath.Join(e.journalDir(), "info", "attributes"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.write(".gitattributes", "* filter=evil\n")
+	e.write("a.txt", "changed\n")
+	if _, err := e.journal.TurnEnded(ctx, e.turn("s1", 2, "p"), ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("a journal snapshot ran a program of the journal's config")
+	}
+}
+
+// TestTwoInstancesShareAJournal: two shadow instances on one data home
+// (two Journals here) write the same project's journal at once; each write
+// must wait for the other's, not fail on git's lock files or lose a
+// commit.
+func TestTwoInstancesShareAJournal(t *testing.T) {
+	e := newEnv(t)
+	e.write("a.txt", "0\n")
+	other := New(project.NewStore(e.home, nil), quietLog(), Options{})
+	t.Cleanup(other.Wait)
+	ctx := context.Background()
+	if _, err := e.journal.TurnEnded(ctx, e.turn("s0", 1, "init"), ""); err != nil {
+		t.Fatal(err)
+	}
+	const perInstance = 8
+	errs := make(chan error, 2*perInstance)
+	for i, j := range []*Journal{e.journal, other} {
+		go func() {
+			for n := 1; n <= perInstance; n++ {
+				session := fmt.Sprintf("i%d", i)
+				e.write(fmt.Sprintf("f%d-%d.txt", i, n), "x\n")
+				_, err := j.TurnEnded(ctx, e.turn(session, n, "concurrent"), "")
+				errs <- err
+			}
+		}()
+	}
+	for range 2 * perInstance {
+		if err := <-errs; err != nil {
+			t.Errorf("TurnEnded: %v", err)
+		}
+	}
+	// Every file made is in the journal's newest tree.
+	tree := e.plainGit("ls-tree", "-r", "--name-only", "refs/shadow/last")
+	for i := range 2 {
+		for n := 1; n <= perInstance; n++ {
+			if name := fmt.Sprintf("f%d-%d.txt", i, n); !strings.Contains(tree, name) {
+				t.Errorf("%s missing from the journal:\n%s", name, tree)
+			}
+		}
+	}
+}
+
+// TestFailedEntryStaysPendingThenGivesUp: an entry whose journaling fails
+// is not acknowledged (it is retried), until MaxAttempts: then it is, so
+// one bad entry cannot hold the group forever.
+func TestFailedEntryStaysPendingThenGivesUp(t *testing.T) {
+	e := newEnv(t)
+	e.write("a.txt", "one\n")
+	fake := filepath.Join(t.TempDir(), "git")
+	if err := os.WriteFile(fake, []byte("#!/bin/sh\necho broken >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	j := New(project.NewStore(e.home, nil), quietLog(), Options{Git: gitcmd.Runner{Bin: fake}})
+	rdb, key := mustRedis(t)
+	c := NewConsumer(rdb, key, j, NewTurns(mustPool(t)), nil, quietLog(), ConsumerOptions{})
+	ctx := context.Background()
+	if err := c.EnsureGroup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	addEvent(t, rdb, key, map[string]any{"event": "turn_ended", "session_id": "s1", "turn_id": "s1:1", "cwd": e.project})
+	streams, err := rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: Group, Consumer: "t", Streams: []string{key, ">"}, Count: 1}).Result()
+	if err != nil || len(streams) != 1 || len(streams[0].Messages) != 1 {
+		t.Fatalf("read: %v %v", streams, err)
+	}
+	msg := streams[0].Messages[0]
+	pending := func() int64 {
+		p, err := rdb.XPending(ctx, key, Group).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Count
+	}
+	for n := 1; n < MaxAttempts; n++ {
+		c.handleOne(ctx, msg)
+		if got := pending(); got != 1 {
+			t.Fatalf("after failed attempt %d: %d pending, want 1 (not acknowledged)", n, got)
+		}
+	}
+	c.handleOne(ctx, msg)
+	if got := pending(); got != 0 {
+		t.Errorf("after %d failed attempts: %d pending, want it acknowledged", MaxAttempts, got)
 	}
 }

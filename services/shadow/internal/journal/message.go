@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -113,10 +114,10 @@ func (m message) String() string {
 		fmt.Fprintf(&b, "%s: %d\n", trailerTurn, m.Turn)
 	}
 	if m.TurnID != "" {
-		fmt.Fprintf(&b, "%s: %s\n", trailerTurnID, m.TurnID)
+		fmt.Fprintf(&b, "%s: %s\n", trailerTurnID, oneLine(m.TurnID))
 	}
 	if m.Undoes != "" {
-		fmt.Fprintf(&b, "%s: %s\n", trailerUndoes, m.Undoes)
+		fmt.Fprintf(&b, "%s: %s\n", trailerUndoes, oneLine(m.Undoes))
 	}
 	return b.String()
 }
@@ -153,6 +154,17 @@ func parseTrailers(s string) Trailers {
 		}
 	}
 	return t
+}
+
+// oneLine makes a trailer value of s: control characters (line breaks
+// above all, which would add trailers) become spaces.
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
 }
 
 func firstLine(s string) string {

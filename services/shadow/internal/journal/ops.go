@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/svc-code/svc-code/libs/protocol"
 	"github.com/svc-code/svc-code/services/shadow/internal/gitcmd"
@@ -132,6 +133,14 @@ func (j *Journal) Undo(ctx context.Context, r *Repo, session string, force bool)
 	target, parent, turn, err := r.lastTurn(ctx, ref, session)
 	if err != nil {
 		return OpResult{}, err
+	}
+	if parent == "" {
+		// The journal's first commit: a turn whose start was not journaled
+		// (shadow was down, or catching up at its first start) holds the
+		// whole project, not the turn's changes. "Before it" is nothing;
+		// reverting to that would delete the project.
+		return OpResult{}, protocol.Errorf(protocol.CodeConflict,
+			"turn %d is the journal's first commit (its start was not journaled): there is no state from before it to go back to", turn)
 	}
 	parentTree, err := r.treeOf(ctx, parent)
 	if err != nil {
@@ -278,6 +287,10 @@ func (j *Journal) Restore(ctx context.Context, r *Repo, commit, relPath, session
 	})
 }
 
+// ApplyTimeout bounds the writing part of an undo or restore (the saving
+// snapshot, the files, the commit), which no request deadline cuts short.
+const ApplyTimeout = 5 * time.Minute
+
 // apply writes want's version of each path (removing those want lacks),
 // after checking that the work tree still holds expected's version of
 // each, and commits the result on ref (whose head is head, "" for a new
@@ -308,18 +321,38 @@ func (j *Journal) apply(ctx context.Context, r *Repo, ignore []string, ref, head
 		work[s.Path] = entry{Mode: "skipped"}
 		keep[s.Path] = true
 	}
+	// What the removals below take away: the journaled files want lacks.
+	removed := map[string]bool{}
+	for _, p := range paths {
+		if _, ok := want[p]; !ok {
+			if _, ok := work[p]; ok {
+				removed[p] = true
+			}
+		}
+	}
 	for _, p := range paths {
 		if _, ok := work[p]; !ok {
-			if _, err := os.Lstat(filepath.Join(r.Project.Path, filepath.FromSlash(p))); err == nil {
-				work[p] = entry{Mode: "ignored"} // on disk but not in the snapshot
-				keep[p] = true
+			abs := filepath.Join(r.Project.Path, filepath.FromSlash(p))
+			st, err := os.Lstat(abs)
+			if err != nil {
+				continue
 			}
+			if st.IsDir() && emptiedBy(abs, p, removed) {
+				continue // a directory the removals empty: no file of the user's there
+			}
+			work[p] = entry{Mode: "ignored"} // on disk but not in the snapshot
+			keep[p] = true
 		}
 	}
 	found := conflicts(paths, work, expected)
 	if len(found) > 0 && !force {
 		return OpResult{}, &ConflictError{Conflicts: found}
 	}
+	// From here on the operation runs to its end, whatever the request's
+	// deadline: stopped between its writes it would leave the project half
+	// undone, with no commit saying so.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ApplyTimeout)
+	defer cancel()
 	res := OpResult{Changed: []Change{}}
 	// Save the user's state first when the journal does not have it.
 	parentTree, err := r.treeOf(ctx, parent)
@@ -363,7 +396,11 @@ func (j *Journal) apply(ctx context.Context, r *Repo, ignore []string, ref, head
 		if !ok || e.Mode == "160000" || keep[p] {
 			continue
 		}
-		if err := r.writeFile(ctx, p, e); err != nil {
+		if err := r.writeFile(ctx, p, e); errors.Is(err, errDirInTheWay) {
+			// Files appeared in the directory since the check: they stay.
+			res.Kept = append(res.Kept, Conflict{Path: p, Reason: "created"})
+			continue
+		} else if err != nil {
 			return res, err
 		}
 		status := "M"
@@ -385,6 +422,26 @@ func (j *Journal) apply(ctx context.Context, r *Repo, ignore []string, ref, head
 		res.Commit = done.Commit
 	}
 	return res, nil
+}
+
+// emptiedBy reports whether every file below the directory abs (rel in
+// the project) is among removed, so that the removals leave it empty.
+func emptiedBy(abs, rel string, removed map[string]bool) bool {
+	errNotEmpty := errors.New("not emptied")
+	err := filepath.WalkDir(abs, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		sub, err := filepath.Rel(abs, p)
+		if err != nil || !removed[rel+"/"+filepath.ToSlash(sub)] {
+			return errNotEmpty
+		}
+		return nil
+	})
+	return err == nil
 }
 
 func changePaths(cs []Change) []string {
@@ -410,6 +467,10 @@ func coversAny(entries map[string]entry, rel string) bool {
 
 // errUnsafePath reports a journal path that would leave the project.
 var errUnsafePath = errors.New("unsafe path")
+
+// errDirInTheWay reports a file to write where a directory that is not
+// empty stands.
+var errDirInTheWay = errors.New("a directory that is not empty is in the way")
 
 // safeDir checks that the parents of rel inside the project are real
 // directories (no symlink, nothing outside), creating missing ones when
@@ -450,8 +511,10 @@ func (r *Repo) writeFile(ctx context.Context, rel string, e entry) error {
 		return err
 	}
 	if st, err := os.Lstat(abs); err == nil && st.IsDir() {
-		if err := os.RemoveAll(abs); err != nil {
-			return fmt.Errorf("replace directory %s: %w", rel, err)
+		// Only an empty one gives way: what is left in it is not the
+		// journal's to delete.
+		if err := os.Remove(abs); err != nil {
+			return fmt.Errorf("%w: %s: %w", errDirInTheWay, rel, err)
 		}
 	}
 	if e.Mode == "120000" {
@@ -459,12 +522,21 @@ func (r *Repo) writeFile(ctx context.Context, rel string, e entry) error {
 		if err != nil {
 			return fmt.Errorf("read link %s: %w", rel, err)
 		}
-		tmp := abs + ".shadow-tmp"
-		_ = os.Remove(tmp)
-		if err := os.Symlink(string(target), tmp); err != nil {
-			return fmt.Errorf("write link %s: %w", rel, err)
+		// A fresh temporary name (never one that exists: it could be a
+		// file of the user's), renamed over the path.
+		var tmp string
+		for i := 0; ; i++ {
+			tmp = fmt.Sprintf("%s.shadow-link-%d-%d", abs, os.Getpid(), i)
+			err := os.Symlink(string(target), tmp)
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, os.ErrExist) || i >= 100 {
+				return fmt.Errorf("write link %s: %w", rel, err)
+			}
 		}
 		if err := os.Rename(tmp, abs); err != nil {
+			_ = os.Remove(tmp)
 			return fmt.Errorf("write link %s: %w", rel, err)
 		}
 		return nil

@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/svc-code/svc-code/libs/protocol"
+	"github.com/svc-code/svc-code/services/shadow/internal/project"
 )
 
 // twoTurns journals two turns of session s1: turn 1 edits a.txt and
@@ -232,4 +234,156 @@ func TestRestoreRefusesSymlinkedParent(t *testing.T) {
 func isCode(err error, code string) bool {
 	var pe *protocol.Error
 	return errors.As(err, &pe) && pe.Code == code
+}
+
+// TestUndoKeepsUnjournaledFilesInADirectory: a turn replaced file x by a
+// directory x/ holding a journaled file and an ignored one; undoing it must
+// not delete the ignored file (the journal holds no copy) to put x back,
+// even forced: x is a conflict, kept.
+func TestUndoKeepsUnjournaledFilesInADirectory(t *testing.T) {
+	e := newEnv(t)
+	e.write(".gitignore", "*.log\n")
+	e.write("x", "file x\n")
+	ctx := context.Background()
+	if _, err := e.journal.TurnStarted(ctx, e.turn("s1", 1, "dir"), true); err != nil {
+		t.Fatal(err)
+	}
+	e.sh("rm x && mkdir x && echo a > x/a.txt && echo precious > x/debug.log")
+	if _, err := e.journal.TurnEnded(ctx, e.turn("s1", 1, "dir"), ""); err != nil {
+		t.Fatal(err)
+	}
+	r, _, err := e.journal.Open(e.project)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ce *ConflictError
+	if _, err := e.journal.Undo(ctx, r, "s1", false); !errors.As(err, &ce) {
+		t.Fatalf("undo = %v, want a conflict on x", err)
+	}
+	res, err := e.journal.Undo(ctx, r, "s1", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.missing("x/debug.log") || e.read("x/debug.log") != "precious\n" {
+		t.Fatalf("undo deleted an ignored file the journal has no copy of: %+v", res)
+	}
+	if !e.missing("x/a.txt") {
+		t.Errorf("x/a.txt should be gone: %+v", res)
+	}
+	if len(res.Kept) != 1 || res.Kept[0].Path != "x" {
+		t.Errorf("kept = %+v, want x", res.Kept)
+	}
+}
+
+// TestUndoFinishesOnceItWrites: a request deadline that passes while an
+// undo writes the files must not leave it half done (some files put back,
+// no undo commit): once the checks pass, the undo runs to its end.
+func TestUndoFinishesOnceItWrites(t *testing.T) {
+	e, _ := twoTurns(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// The clock is read for the snapshot commit of the user's state, right
+	// before the files are written: the request ends there.
+	j := New(project.NewStore(e.home, nil), quietLog(), Options{Now: func() time.Time { cancel(); return time.Now() }})
+	t.Cleanup(j.Wait)
+	r, _, err := j.Open(e.project)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.write("user.txt", "an unrelated change of the user's\n")
+	res, err := j.Undo(ctx, r, "s1", false)
+	if err != nil {
+		t.Fatalf("undo = %v (c.txt %q, d missing %v)", err, e.read("c.txt"), e.missing("d.txt"))
+	}
+	if e.read("c.txt") != "c0\n" || e.read("d.txt") != "d0\n" || res.Commit == "" || res.Saved == "" {
+		t.Errorf("undo half done: %+v", res)
+	}
+}
+
+// TestUndoOfASymlinkKeepsNeighbours: putting a symbolic link back goes
+// through a temporary name; a file of the user's that happens to bear a
+// name like it must survive.
+func TestUndoOfASymlinkKeepsNeighbours(t *testing.T) {
+	e := newEnv(t)
+	e.write("a.txt", "a\n")
+	e.write("link.shadow-tmp", "the user's own file\n")
+	e.sh("ln -s a.txt link")
+	ctx := context.Background()
+	if _, err := e.journal.TurnStarted(ctx, e.turn("s1", 1, "rm link"), true); err != nil {
+		t.Fatal(err)
+	}
+	e.sh("rm link")
+	if _, err := e.journal.TurnEnded(ctx, e.turn("s1", 1, "rm link"), ""); err != nil {
+		t.Fatal(err)
+	}
+	r, _, err := e.journal.Open(e.project)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.journal.Undo(ctx, r, "s1", false); err != nil {
+		t.Fatal(err)
+	}
+	if target, err := os.Readlink(e.path("link")); err != nil || target != "a.txt" {
+		t.Errorf("link = %q, %v; want a.txt", target, err)
+	}
+	if e.missing("link.shadow-tmp") || e.read("link.shadow-tmp") != "the user's own file\n" {
+		t.Error("undo deleted a file of the user's named like its temporary link")
+	}
+}
+
+// TestUndoOfTheFirstCommitDeletesNothing: a turn whose start was not
+// journaled (shadow down, or its first start catching up) and that is the
+// journal's first commit holds the whole project, not the turn's changes:
+// there is no state from before it, and undoing it must not delete the
+// project.
+func TestUndoOfTheFirstCommitDeletesNothing(t *testing.T) {
+	e := newEnv(t)
+	e.write("a.txt", "the user's file\n")
+	e.write("src/b.go", "package b\n")
+	ctx := context.Background()
+	if _, err := e.journal.TurnStarted(ctx, e.turn("s1", 1, "late"), false); err != nil {
+		t.Fatal(err)
+	}
+	e.write("c.txt", "made by the turn\n")
+	if _, err := e.journal.TurnEnded(ctx, e.turn("s1", 1, "late"), "start not journaled"); err != nil {
+		t.Fatal(err)
+	}
+	r, _, err := e.journal.Open(e.project)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.journal.Undo(ctx, r, "s1", true)
+	if !isCode(err, protocol.CodeConflict) {
+		t.Errorf("undo = %+v, %v; want a conflict", res, err)
+	}
+	if e.missing("a.txt") || e.missing("src/b.go") || e.missing("c.txt") {
+		t.Fatalf("undo of the journal's first commit deleted the project: %+v", res)
+	}
+}
+
+// TestUndoOfAFileMadeADirectory: a turn replaced file x by a directory
+// x/ of new files; undo puts the file back, with no conflict (the
+// directory holds nothing but what the turn made).
+func TestUndoOfAFileMadeADirectory(t *testing.T) {
+	e := newEnv(t)
+	e.write("x", "file x\n")
+	ctx := context.Background()
+	if _, err := e.journal.TurnStarted(ctx, e.turn("s1", 1, "dir"), true); err != nil {
+		t.Fatal(err)
+	}
+	e.sh("rm x && mkdir -p x/y && echo a > x/a.txt && echo b > x/y/b.txt")
+	if _, err := e.journal.TurnEnded(ctx, e.turn("s1", 1, "dir"), ""); err != nil {
+		t.Fatal(err)
+	}
+	r, _, err := e.journal.Open(e.project)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.journal.Undo(ctx, r, "s1", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.read("x") != "file x\n" || len(res.Kept) != 0 {
+		t.Errorf("after undo: %+v", res)
+	}
 }

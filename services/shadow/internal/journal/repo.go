@@ -248,15 +248,45 @@ func (r *Repo) writeExclude(extra []string) error {
 			b.WriteString(p + "\n")
 		}
 	}
-	path := filepath.Join(r.Project.Journal, "info", "exclude")
-	if old, err := os.ReadFile(path); err == nil && string(old) == b.String() {
-		return nil
+	if err := writeInfo(r.Project.Journal, "exclude", b.String()); err != nil {
+		return fmt.Errorf("write journal excludes: %w", err)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	// The attributes too, every time: the journal is open to plain git (the
+	// shadow-git helper), and without them a filter that the journal's
+	// config names and a .gitattributes assigns would run at the snapshot.
+	if err := writeInfo(r.Project.Journal, "attributes", attributes); err != nil {
+		return fmt.Errorf("write journal attributes: %w", err)
+	}
+	return nil
+}
+
+// writeInfo makes $GIT_DIR/info/<name> a regular file holding content,
+// replacing (never writing through) whatever is there.
+func writeInfo(journal, name, content string) error {
+	dir := filepath.Join(journal, "info")
+	path := filepath.Join(dir, name)
+	if st, err := os.Lstat(path); err == nil && st.Mode().IsRegular() {
+		if old, err := os.ReadFile(path); err == nil && string(old) == content {
+			return nil
+		}
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("journal info dir: %w", err)
 	}
-	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
-		return fmt.Errorf("write journal excludes: %w", err)
+	f, err := os.CreateTemp(dir, "."+name+"-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(f.Name()) // a no-op after the rename
+	if _, err := f.WriteString(content); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
 }
@@ -327,12 +357,20 @@ func (r *Repo) snapshot(ctx context.Context, ignore []string, maxBytes int64) (s
 }
 
 func (r *Repo) trySnapshot(ctx context.Context, maxBytes int64) (string, []Skipped, error) {
-	out, err := r.run(ctx, nil, "ls-files", "-z", "-t", "-c", "-o", "--exclude-standard")
+	// The data home, when the project holds it, is left out by pathspec as
+	// well as by info/exclude: a negation in a .gitignore outranks the
+	// excludes, never a pathspec.
+	var unstage []string
+	scope := []string{"--", "."}
+	if rel, ok := r.dataHomeInside(); ok {
+		scope = append(scope, ":(exclude,literal)"+rel)
+		unstage = append(unstage, rel)
+	}
+	out, err := r.run(ctx, nil, append([]string{"ls-files", "-z", "-t", "-c", "-o", "--exclude-standard"}, scope...)...)
 	if err != nil {
 		return "", nil, fmt.Errorf("list work tree: %w", err)
 	}
 	var skipped []Skipped
-	var unstage []string
 	seen := map[string]bool{}
 	for _, rec := range splitNul(out) {
 		if len(rec) < 3 {
@@ -360,7 +398,7 @@ func (r *Repo) trySnapshot(ctx context.Context, maxBytes int64) (string, []Skipp
 		}
 	}
 	// Tracked files that an ignore rule now covers leave the snapshot too.
-	ignored, err := r.run(ctx, nil, "ls-files", "-z", "-c", "-i", "--exclude-standard")
+	ignored, err := r.run(ctx, nil, append([]string{"ls-files", "-z", "-c", "-i", "--exclude-standard"}, scope...)...)
 	if err != nil {
 		return "", nil, fmt.Errorf("list ignored: %w", err)
 	}
@@ -371,7 +409,7 @@ func (r *Repo) trySnapshot(ctx context.Context, maxBytes int64) (string, []Skipp
 			return "", nil, fmt.Errorf("unstage skipped: %w", err)
 		}
 	}
-	specs := []string{"."}
+	specs := append([]string{}, scope[1:]...)
 	for _, s := range skipped {
 		specs = append(specs, ":(exclude,literal)"+s.Path)
 	}
