@@ -22,13 +22,17 @@ const (
 
 // Limits of an event's fields; past them the event is malformed.
 const (
-	maxIDLen    = 256
-	maxTextLen  = 1 << 20 // prompt
-	maxNameLen  = 1024    // model, provider, stop_reason, tool name
-	maxPathLen  = 4096    // cwd
-	maxTools    = 10000
-	maxTokens   = math.MaxInt64 / 4
-	maxDuration = int64(365 * 24 * time.Hour / time.Millisecond)
+	maxIDLen   = 256
+	maxTextLen = 1 << 20 // tools
+	// maxPromptLen: a longer prompt (chat takes messages up to 8 MiB) is
+	// stored cut there, at a character boundary, rather than losing the
+	// turn and its cost; the list routes answer up to 500 prompts.
+	maxPromptLen = 1 << 20
+	maxNameLen   = 1024 // model, provider, stop_reason, tool name
+	maxPathLen   = 4096 // cwd
+	maxTools     = 10000
+	maxTokens    = 1 << 40 // no turn comes near; 8 million such turns still sum within bigint
+	maxDuration  = int64(365 * 24 * time.Hour / time.Millisecond)
 )
 
 // MalformedError is an event that can never be recorded: it goes to the
@@ -183,6 +187,17 @@ func (f *fields) tools(k string) []store.Tool {
 	return tools
 }
 
+// cut is the valid UTF-8 s cut to at most n bytes, at a character boundary.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
 // Parsed is one decoded turn event: exactly one of Start and End is set.
 type Parsed struct {
 	Start *store.TurnStart
@@ -197,7 +212,7 @@ func Parse(values map[string]any) (Parsed, error) {
 	id := f.str("turn_id", maxIDLen, true)
 	session := f.str("session_id", maxIDLen, true)
 	number := f.int64("turn_number", math.MaxInt32, false)
-	prompt := f.str("prompt", maxTextLen, false)
+	prompt := cut(f.str("prompt", math.MaxInt, false), maxPromptLen)
 	model := f.str("model", maxNameLen, false)
 	provider := f.str("provider", maxNameLen, false)
 	cwd := f.str("cwd", maxPathLen, false)

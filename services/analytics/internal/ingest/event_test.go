@@ -50,7 +50,8 @@ func TestParse(t *testing.T) {
 		{"tools bad outcome", base("turn_ended", "tools", `[{"name":"a","outcome":"meh"}]`), "tools"},
 		{"tools negative duration", base("turn_ended", "tools", `[{"name":"a","duration_ms":-1,"outcome":"ok"}]`), "tools"},
 		{"NUL", base("turn_started", "prompt", "a\x00"), "prompt"},
-		{"long prompt", base("turn_started", "prompt", strings.Repeat("a", maxTextLen+1)), "prompt"},
+		{"long prompt: cut, not refused", base("turn_started", "prompt", strings.Repeat("a", maxPromptLen+1)), ""},
+		{"long tools", base("turn_ended", "tools", "["+strings.Repeat(" ", maxTextLen)+"]"), "tools"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -112,4 +113,18 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestCut(t *testing.T) {
+	for _, tt := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"abc", 5, "abc"}, {"abc", 3, "abc"}, {"abc", 2, "ab"}, {"aäb", 2, "a"}, {"aäb", 3, "aä"}, {"ä", 1, ""},
+	} {
+		if got := cut(tt.s, tt.n); got != tt.want {
+			t.Errorf("cut(%q, %d) = %q, want %q", tt.s, tt.n, got, tt.want)
+		}
+	}
 }

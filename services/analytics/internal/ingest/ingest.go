@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
@@ -99,6 +100,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 	backoff := time.Duration(0)
 	var lastClaim time.Time
 	ownPending := true // first take up what this consumer left unacknowledged
+	lostAt := ""       // where a loss to trimming was last reported (checkTrimmed)
 	for ctx.Err() == nil {
 		if backoff > 0 {
 			select {
@@ -108,8 +110,13 @@ func (c *Consumer) Run(ctx context.Context) error {
 			}
 		}
 		err := c.ensureGroup(ctx)
-		if err == nil && time.Since(lastClaim) >= c.cfg.ClaimEvery {
-			err = c.claim(ctx)
+		// Own pending entries first: XAUTOCLAIM would silently drop those
+		// the stream no longer holds, which handle reports.
+		if err == nil && !ownPending && time.Since(lastClaim) >= c.cfg.ClaimEvery {
+			err = c.checkTrimmed(ctx, log, &lostAt)
+			if err == nil {
+				err = c.claim(ctx)
+			}
 			if err == nil {
 				lastClaim = time.Now()
 			}
@@ -143,6 +150,60 @@ func (c *Consumer) ensureGroup(ctx context.Context) error {
 		return fmt.Errorf("create consumer group %s: %w", c.cfg.Group, err)
 	}
 	return nil
+}
+
+// checkTrimmed reports entries the stream lost before the group read them:
+// chat trims the stream (MAXLEN ~ 100000), so an analytics that was down
+// long enough finds its next entries gone. They cannot be recovered; the
+// loss is logged once (lostAt: the first entry id it was seen at). Trimming
+// takes the oldest entries, so there is a loss only when the stream's first
+// entry comes after the last one the group read; then every entry left is
+// unread, and the lost ones are those added since minus those left.
+func (c *Consumer) checkTrimmed(ctx context.Context, log *slog.Logger, lostAt *string) error {
+	info, err := c.cfg.Redis.XInfoStream(ctx, c.cfg.Stream).Result()
+	if err != nil {
+		if strings.HasPrefix(err.Error(), "ERR no such key") {
+			return nil
+		}
+		return fmt.Errorf("inspect %s: %w", c.cfg.Stream, err)
+	}
+	if info.Length == 0 || info.FirstEntry.ID == *lostAt {
+		return nil
+	}
+	groups, err := c.cfg.Redis.XInfoGroups(ctx, c.cfg.Stream).Result()
+	if err != nil {
+		return fmt.Errorf("inspect the groups of %s: %w", c.cfg.Stream, err)
+	}
+	for _, g := range groups {
+		// entries-read is unknown (0 here) when the group was moved by
+		// hand; at 0-0 nothing was read.
+		known := g.EntriesRead > 0 || g.LastDeliveredID == "0-0"
+		if g.Name != c.cfg.Group || !known || !idAfter(info.FirstEntry.ID, g.LastDeliveredID) {
+			continue
+		}
+		lost := info.EntriesAdded - g.EntriesRead - info.Length
+		if lost <= 0 {
+			continue
+		}
+		*lostAt = info.FirstEntry.ID
+		log.ErrorContext(ctx, "turn events trimmed from the stream before analytics read them: those turns are not recorded",
+			"group", c.cfg.Group, "lost", lost, "last_read_id", g.LastDeliveredID, "first_entry_id", info.FirstEntry.ID)
+	}
+	return nil
+}
+
+// idAfter reports whether stream entry id a ("ms-seq") comes after b.
+func idAfter(a, b string) bool {
+	am, as := splitID(a)
+	bm, bs := splitID(b)
+	return am > bm || (am == bm && as > bs)
+}
+
+func splitID(id string) (ms, seq uint64) {
+	m, s, _ := strings.Cut(id, "-")
+	ms, _ = strconv.ParseUint(m, 10, 64)
+	seq, _ = strconv.ParseUint(s, 10, 64)
+	return ms, seq
 }
 
 // read reads a batch, this consumer's pending entries (pending) or new
@@ -214,7 +275,15 @@ func (c *Consumer) handleAll(ctx context.Context, msgs []redis.XMessage) error {
 // handle records one entry and acknowledges it after the commit; a
 // malformed entry is parked in the dead-letter stream and acknowledged.
 func (c *Consumer) handle(ctx context.Context, m redis.XMessage) error {
-	err := c.record(ctx, m.Values)
+	var err error
+	if m.Values == nil {
+		// A pending entry the stream no longer holds (trimmed while this
+		// consumer was down): nothing to record or to park.
+		c.cfg.Log.ErrorContext(ctx, "pending turn event trimmed from the stream before it was recorded: that turn event is lost",
+			"stream", c.cfg.Stream, "entry_id", m.ID)
+	} else {
+		err = c.record(ctx, m.Values)
+	}
 	if err != nil {
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) && permanent(pgErr) {
@@ -264,10 +333,16 @@ func (c *Consumer) park(ctx context.Context, m redis.XMessage, why error) error 
 	return nil
 }
 
-// permanent reports whether PostgreSQL refused the data itself (data
-// exceptions, constraint violations): retrying cannot help.
+// permanent reports whether PostgreSQL refused the data itself: data
+// exceptions (22), constraint violations (23) and limits the values pass
+// (54: an index entry or a tsvector too big, ...). Retrying cannot help,
+// and retrying would hold up every entry after this one.
 func permanent(e *pgconn.PgError) bool {
-	return strings.HasPrefix(e.Code, "22") || strings.HasPrefix(e.Code, "23")
+	switch e.Code[:min(2, len(e.Code))] {
+	case "22", "23", "54":
+		return true
+	}
+	return false
 }
 
 func isNoGroup(err error) bool { return strings.HasPrefix(err.Error(), "NOGROUP") }

@@ -2,10 +2,15 @@ package ingest_test
 
 import (
 	"context"
+	"crypto/md5"
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -68,12 +73,18 @@ func (e *env) add(values map[string]any) string {
 // it when the test ends, or when the returned function is called.
 func (e *env) run(name string, rec ingest.Recorder, claimIdle time.Duration) func() {
 	e.t.Helper()
+	return e.runLog(name, rec, claimIdle, slog.New(slog.DiscardHandler))
+}
+
+// runLog is run with the consumer's log going to log.
+func (e *env) runLog(name string, rec ingest.Recorder, claimIdle time.Duration, log *slog.Logger) func() {
+	e.t.Helper()
 	if rec == nil {
 		rec = e.st
 	}
 	c := ingest.New(ingest.Config{
 		Redis: e.rdb, Stream: e.stream, Consumer: name, Recorder: rec, Block: 100 * time.Millisecond,
-		ClaimIdle: claimIdle, ClaimEvery: 50 * time.Millisecond, Log: slog.New(slog.DiscardHandler),
+		ClaimIdle: claimIdle, ClaimEvery: 50 * time.Millisecond, Log: log,
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -362,4 +373,190 @@ func TestIngestStreamRecreated(t *testing.T) {
 	}
 	e.add(ended("r", 2, 2, t0.Add(time.Minute)))
 	e.waitFor("the turn after the stream was recreated", func() bool { return e.endedTurns() == 2 && e.pending() == 0 })
+}
+
+// TestIngestParksWhatPostgresCannotStore: a well-formed entry that
+// PostgreSQL refuses every time (here a working directory too long for a
+// btree index entry: program_limit_exceeded, class 54) is parked in the
+// dead-letter stream, not retried forever in front of the entries after it.
+func TestIngestParksWhatPostgresCannotStore(t *testing.T) {
+	e := newEnv(t)
+	t0 := time.Date(2026, 3, 7, 9, 0, 0, 0, time.UTC)
+	raw := make([]byte, 3000)
+	_, _ = rand.Read(raw)
+	long := "/" + base64.RawURLEncoding.EncodeToString(raw)[:3000] // incompressible, under the 4096-byte cwd limit
+	e.add(with(ended("big", 1, 1, t0), "cwd", long))
+	e.add(ended("after", 1, 1, t0.Add(time.Second)))
+	e.run("a", nil, time.Hour)
+	e.waitFor("the entry after the refused one", func() bool { return e.endedTurns() == 1 && e.pending() == 0 })
+	dead, err := e.rdb.XRange(context.Background(), ingest.DeadStream(e.stream), "-", "+").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dead) != 1 || dead[0].Values["turn_id"] != "big:1" {
+		t.Fatalf("dead letters = %v, want the refused entry alone", dead)
+	}
+}
+
+// TestIngestConcurrentConsumers: three consumers at once, two of them
+// under the same name (two instances on one host with the default name),
+// record every turn exactly once with its tools, and park nothing.
+func TestIngestConcurrentConsumers(t *testing.T) {
+	e := newEnv(t)
+	t0 := time.Date(2026, 3, 8, 9, 0, 0, 0, time.UTC)
+	const n = 150
+	ctx := context.Background()
+	if err := e.rdb.XGroupCreateMkStream(ctx, e.stream, ingest.DefaultGroup, "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	e.run("host", nil, 50*time.Millisecond)
+	e.run("host", nil, 50*time.Millisecond)
+	e.run("other", nil, 50*time.Millisecond)
+	for i := range n {
+		at := t0.Add(time.Duration(i) * time.Minute)
+		// Each entry twice, as chat's retried XADD or a redelivery gives.
+		for range 2 {
+			e.add(started("k", i, i+1, at))
+			e.add(ended("k", i, i+1, at.Add(time.Second)))
+		}
+	}
+	e.waitFor("every turn", func() bool { return e.endedTurns() == n && e.pending() == 0 })
+	if got := e.count(`SELECT count(*) FROM turns`); got != n {
+		t.Errorf("turns = %d, want %d", got, n)
+	}
+	if got := e.count(`SELECT count(*) FROM turn_tools`); got != 2*n {
+		t.Errorf("tool rows = %d, want %d", got, 2*n)
+	}
+	if got, _ := e.rdb.XLen(ctx, ingest.DeadStream(e.stream)).Result(); got != 0 {
+		t.Errorf("dead letters = %d, want 0", got)
+	}
+}
+
+// syncBuffer is a log destination the test reads while the consumer writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// TestIngestReportsTrimmedEntries: entries chat's MAXLEN trimming removed
+// before analytics read them (it was down) are lost; the consumer says so
+// once, with the ids, and records what is left.
+func TestIngestReportsTrimmedEntries(t *testing.T) {
+	e := newEnv(t)
+	t0 := time.Date(2026, 3, 9, 9, 0, 0, 0, time.UTC)
+	ctx := context.Background()
+	e.add(ended("x", 1, 1, t0))
+	stop := e.run("a", nil, time.Hour)
+	e.waitFor("the first turn", func() bool { return e.endedTurns() == 1 && e.pending() == 0 })
+	stop()
+	for i := 2; i <= 6; i++ {
+		e.add(ended("x", i, i, t0.Add(time.Duration(i)*time.Minute)))
+	}
+	if err := e.rdb.XTrimMaxLen(ctx, e.stream, 2).Err(); err != nil { // 2, 3 and 4 lost unread
+		t.Fatal(err)
+	}
+	var logs syncBuffer
+	e.runLog("a", nil, time.Hour, slog.New(slog.NewTextHandler(&logs, nil)))
+	e.waitFor("the turns left", func() bool { return e.endedTurns() == 3 && e.pending() == 0 })
+	e.waitFor("the loss logged", func() bool { return strings.Contains(logs.String(), "trimmed from the stream") })
+	if !strings.Contains(logs.String(), "lost=3 ") {
+		t.Errorf("log does not count the 3 lost entries:\n%s", logs.String())
+	}
+	if got := strings.Count(logs.String(), "trimmed from the stream"); got != 1 {
+		t.Errorf("loss logged %d times, want once:\n%s", got, logs.String())
+	}
+}
+
+// TestIngestTokenCountsKeepSumsValid: a token count no turn can have is
+// malformed, so that it cannot make the cost sums (bigint) overflow and
+// every cost route fail from then on.
+func TestIngestTokenCountsKeepSumsValid(t *testing.T) {
+	e := newEnv(t)
+	t0 := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
+	for i := 1; i <= 5; i++ {
+		e.add(with(ended("huge", i, i, t0.Add(time.Duration(i)*time.Minute)), "input_tokens", "2000000000000000000"))
+	}
+	e.add(ended("fine", 1, 1, t0))
+	e.run("a", nil, time.Hour)
+	e.waitFor("every entry handled", func() bool { return e.pending() == 0 && e.endedTurns() >= 1 })
+	if _, err := e.st.Costs(context.Background(), store.Filter{}); err != nil {
+		t.Fatalf("cost summary after absurd token counts: %v", err)
+	}
+	if n, _ := e.rdb.XLen(context.Background(), ingest.DeadStream(e.stream)).Result(); n != 5 {
+		t.Errorf("dead letters = %d, want the 5 absurd entries", n)
+	}
+}
+
+// TestIngestPendingEntryTrimmed: an entry read but not recorded before a
+// crash, then trimmed from the stream while analytics was down, does not
+// hold up the entries after it when the consumer comes back.
+func TestIngestPendingEntryTrimmed(t *testing.T) {
+	e := newEnv(t)
+	t0 := time.Date(2026, 3, 11, 9, 0, 0, 0, time.UTC)
+	ctx := context.Background()
+	if err := e.rdb.XGroupCreateMkStream(ctx, e.stream, ingest.DefaultGroup, "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	e.add(ended("p", 1, 1, t0))
+	if _, err := e.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{
+		Group: ingest.DefaultGroup, Consumer: "a", Streams: []string{e.stream, ">"}, Count: 1, Block: -1,
+	}).Result(); err != nil {
+		t.Fatal(err)
+	}
+	e.add(ended("p", 2, 2, t0.Add(time.Minute)))
+	if err := e.rdb.XTrimMaxLen(ctx, e.stream, 1).Err(); err != nil { // the pending p:1 is gone
+		t.Fatal(err)
+	}
+	var logs syncBuffer
+	e.runLog("a", nil, time.Hour, slog.New(slog.NewTextHandler(&logs, nil)))
+	e.waitFor("the turn after the trimmed one, and nothing pending", func() bool { return e.endedTurns() == 1 && e.pending() == 0 })
+	if !strings.Contains(logs.String(), "trimmed from the stream before it was recorded") {
+		t.Errorf("the lost pending entry is not logged as trimmed:\n%s", logs.String())
+	}
+	if n, _ := e.rdb.XLen(ctx, ingest.DeadStream(e.stream)).Result(); n != 0 {
+		t.Errorf("dead letters = %d, want 0: a trimmed entry is not a malformed one", n)
+	}
+}
+
+// TestIngestLargePrompts: a turn is recorded, with its cost, whatever its
+// prompt's size: about 1 MB of distinct words (a tsvector past
+// PostgreSQL's 1 MiB limit if the whole prompt were indexed) is stored
+// whole and searchable by its start; a prompt past 1 MiB is stored cut at
+// 1 MiB, on a character boundary.
+func TestIngestLargePrompts(t *testing.T) {
+	e := newEnv(t)
+	t0 := time.Date(2026, 3, 12, 9, 0, 0, 0, time.UTC)
+	words := make([]string, 30000)
+	for i := range words {
+		words[i] = fmt.Sprintf("%x", md5.Sum([]byte(strconv.Itoa(i))))
+	}
+	big := "needle " + strings.Join(words, " ")
+	huge := "a" + strings.Repeat("ä", 1<<20) // 2 MiB + 1, so the cut falls inside an ä
+	e.add(with(started("L", 1, 1, t0), "prompt", big))
+	e.add(with(ended("L", 1, 1, t0.Add(time.Second)), "prompt", big))
+	e.add(with(ended("L", 2, 2, t0.Add(time.Minute)), "prompt", huge))
+	e.run("a", nil, time.Hour)
+	e.waitFor("both turns", func() bool { return e.pending() == 0 && e.endedTurns() == 2 })
+	if n, _ := e.rdb.XLen(context.Background(), ingest.DeadStream(e.stream)).Result(); n != 0 {
+		t.Errorf("dead letters = %d, want 0", n)
+	}
+	if n := e.count(`SELECT count(*) FROM turns WHERE id = 'L:1' AND user_prompt = $1 AND cost > 0
+		AND prompt_tsv @@ websearch_to_tsquery('english', 'needle')`, big); n != 1 {
+		t.Errorf("L:1 not stored whole, costed and searchable")
+	}
+	if n := e.count(`SELECT count(*) FROM turns WHERE id = 'L:2' AND octet_length(user_prompt) = (1 << 20) - 1 AND cost > 0`); n != 1 {
+		t.Errorf("L:2 not stored cut at 1 MiB (a character boundary) with its cost")
+	}
 }

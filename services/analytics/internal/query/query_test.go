@@ -2,6 +2,7 @@ package query_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -185,13 +186,17 @@ func TestListTurns(t *testing.T) {
 	}
 
 	for name, q := range map[string]string{
-		"limit 0":       "limit=0",
-		"limit text":    "limit=ten",
-		"limit too big": "limit=501",
-		"bad cursor":    "cursor=!!!",
-		"bad since":     "since=yesterday",
-		"since ≥ until": "since=2026-03-02&until=2026-03-01",
-		"unknown param": "sesion=s1",
+		"limit 0":                   "limit=0",
+		"limit text":                "limit=ten",
+		"limit too big":             "limit=501",
+		"bad cursor":                "cursor=!!!",
+		"cursor, time out of range": "cursor=" + base64.RawURLEncoding.EncodeToString([]byte("-9223372036854775808|s1:1")),
+		"cursor, no id":             "cursor=" + base64.RawURLEncoding.EncodeToString([]byte("1772359200000000|")),
+		"cursor, NUL in id":         "cursor=" + base64.RawURLEncoding.EncodeToString([]byte("1772359200000000|s1\x00:1")),
+		"cursor, id not UTF-8":      "cursor=" + base64.RawURLEncoding.EncodeToString([]byte("1772359200000000|s1\xff:1")),
+		"bad since":                 "since=yesterday",
+		"since ≥ until":             "since=2026-03-02&until=2026-03-01",
+		"unknown param":             "sesion=s1",
 	} {
 		t.Run(name, func(t *testing.T) {
 			e.do(http.MethodGet, "/api/turns?"+q, "").want(t, 400, "bad_request")

@@ -62,7 +62,7 @@ var described = []Table{
 			{"stop_reason", "text", false, "why it stopped (`end_turn`, `success`, `process_exited`, ...; empty while it runs)"},
 			{"project", "text", false, "the project: the working directory, cleaned (no trailing slash, no `.`/`..`)"},
 			{"cwd", "text", false, "the session's working directory"},
-			{"prompt_tsv", "tsvector", false, "the prompt as a full-text search vector (`english` configuration), generated"},
+			{"prompt_tsv", "tsvector", false, "the prompt's first 100000 characters as a full-text search vector (`english` configuration), generated"},
 		},
 	},
 	{

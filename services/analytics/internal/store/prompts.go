@@ -22,7 +22,8 @@ type Prompt struct {
 
 // SearchPrompts is a full-text search of the prompts of the turns f
 // selects (websearch syntax: words, "a phrase", -not, or; English
-// stemming), best match first, at most limit.
+// stemming), best match first, at most limit. Like prompt_tsv, the snippet
+// looks at a prompt's first 100000 characters.
 func (s *Store) SearchPrompts(ctx context.Context, text string, f Filter, limit int) ([]Prompt, error) {
 	q := &query{}
 	tsq := q.arg(text)
@@ -30,7 +31,7 @@ func (s *Store) SearchPrompts(ctx context.Context, text string, f Filter, limit 
 	q.add("t.prompt_tsv @@ websearch_to_tsquery('english', " + tsq + ")")
 	rows, err := s.db.Query(ctx, `SELECT t.id, t.session_id, t.project, t.started_at, t.user_prompt,
 	ts_rank_cd(t.prompt_tsv, websearch_to_tsquery('english', `+tsq+`))::float8 AS rank,
-	ts_headline('english', t.user_prompt, websearch_to_tsquery('english', `+tsq+`),
+	ts_headline('english', left(t.user_prompt, 100000), websearch_to_tsquery('english', `+tsq+`),
 		'StartSel=[[, StopSel=]], MaxWords=30, MinWords=10, MaxFragments=2')
 FROM turns t WHERE `+q.whereSQL()+` ORDER BY rank DESC, t.started_at DESC, t.id DESC LIMIT `+q.arg(clampLimit(limit)), q.args...)
 	if err != nil {

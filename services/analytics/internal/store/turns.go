@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -135,11 +136,20 @@ func decodeCursor(s string) (time.Time, string, error) {
 	}
 	micros, id, ok := strings.Cut(string(b), "|")
 	n, err := strconv.ParseInt(micros, 10, 64)
-	if !ok || err != nil || id == "" {
+	if !ok || err != nil || id == "" || !utf8.ValidString(id) || strings.IndexByte(id, 0) >= 0 ||
+		n < minCursorMicros || n > maxCursorMicros {
 		return time.Time{}, "", ErrBadCursor
 	}
 	return time.UnixMicro(n).UTC(), id, nil
 }
+
+// A cursor's time is within years -4000 to 9999, as every started_at is
+// (events carry RFC 3339 times): out of that, pgx's encoding overflows or
+// PostgreSQL refuses the time.
+var (
+	minCursorMicros = time.Date(-4000, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
+	maxCursorMicros = time.Date(9999, 12, 31, 23, 59, 59, 999999000, time.UTC).UnixMicro()
+)
 
 // ListTurns returns a page of the turns f selects, newest first
 // (started_at, then id), and the cursor of the next page ("" on the last).
