@@ -1,23 +1,30 @@
 #!/usr/bin/env bash
-# test-real-agents.sh: run the provider tests against the REAL Claude Code CLI, offline.
+# test-real-agents.sh: run the provider tests against the REAL agent CLIs, offline:
+# Claude Code (agent-sdk) and `codex app-server` (app-server).
 #
 #   deploy/scripts/test-real-agents.sh [go test flags...]
 #
-# Installs the pinned @anthropic-ai/claude-code from npm into a cache directory outside
-# the repository when it is missing, builds and starts services/chat/cmd/fakemodel (a
-# scripted fake of the Anthropic Messages API on 127.0.0.1), then runs
-#   go test -tags realcli -count=1 -run RealCLI ./internal/agent/claude/
-# in services/chat with CLAUDE_BIN and FAKEMODEL_URL set. The npm registry is needed only
-# for the first install; the tests themselves make no outbound connection.
+# Installs the pinned @anthropic-ai/claude-code and @openai/codex from npm into cache
+# directories outside the repository when they are missing, builds and starts
+# services/chat/cmd/fakemodel (a scripted fake of the Anthropic Messages API and the
+# OpenAI Responses API on 127.0.0.1), then runs
+#   go test -tags realcli -count=1 -run RealCLI ./internal/agent/claude/ ./internal/agent/codex/
+# in services/chat with CLAUDE_BIN, CODEX_BIN and FAKEMODEL_URL set. The npm registry is
+# needed only for the first install; the tests themselves make no outbound connection.
 #
 # Environment:
-#   CLAUDE_CODE_VERSION  the CLI version to install (default 2.1.330)
-#   CLAUDE_CODE_CACHE    install directory (default ~/.cache/svc-code/claude-code-VERSION)
+#   CLAUDE_CODE_VERSION  the Claude Code version to install (default 2.1.330)
+#   CLAUDE_CODE_CACHE    its install directory (default ~/.cache/svc-code/claude-code-VERSION)
 #   CLAUDE_BIN           use this claude binary instead of installing one
+#   CODEX_VERSION        the @openai/codex version to install (default 0.169.0)
+#   CODEX_CACHE          its install directory (default ~/.cache/svc-code/codex-VERSION)
+#   CODEX_BIN            use this codex binary instead of installing one
 set -euo pipefail
 
 readonly VERSION=${CLAUDE_CODE_VERSION:-2.1.330}
 readonly CACHE=${CLAUDE_CODE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/svc-code/claude-code-$VERSION}
+readonly CODEX_VERSION=${CODEX_VERSION:-0.169.0}
+readonly CODEX_CACHE=${CODEX_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/svc-code/codex-$CODEX_VERSION}
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 readonly ROOT
 
@@ -75,6 +82,50 @@ GOT=$(cli_version "$BIN")
 [[ $GOT == "$VERSION" || -n ${CLAUDE_BIN:-} ]] || die "$BIN reports $GOT, want $VERSION"
 log "Claude Code $GOT at $BIN"
 
+# codex_bin: the native codex binary npm put under $CODEX_CACHE (the optional
+# dependency @openai/codex-linux-ARCH); prints nothing when there is none.
+codex_bin() {
+	local triple
+	case $(uname -m) in
+	x86_64 | amd64) triple=x64/vendor/x86_64-unknown-linux-musl ;;
+	aarch64 | arm64) triple=arm64/vendor/aarch64-unknown-linux-musl ;;
+	*) return ;;
+	esac
+	local c="$CODEX_CACHE/node_modules/@openai/codex-linux-${triple}/bin/codex"
+	if [[ -x $c ]]; then
+		printf '%s\n' "$c"
+	fi
+}
+
+# codex_version BIN: the version BIN reports ("codex-cli 0.169.0"), with a throwaway home.
+codex_version() {
+	local home out
+	home=$(mktemp -d)
+	out=$(HOME=$home CODEX_HOME=$home timeout 60 "$1" --version 2>/dev/null || true)
+	rm -rf "$home"
+	printf '%s\n' "${out##* }"
+}
+
+if [[ -n ${CODEX_BIN:-} ]]; then
+	[[ -x $CODEX_BIN ]] || die "CODEX_BIN=$CODEX_BIN is not an executable file"
+	CBIN=$CODEX_BIN
+else
+	CBIN=$(codex_bin)
+	if [[ -z $CBIN || $(codex_version "$CBIN") != "$CODEX_VERSION" ]]; then
+		command -v npm >/dev/null || die "npm is needed to install @openai/codex@$CODEX_VERSION (apt-get install -y npm)"
+		log "installing @openai/codex@$CODEX_VERSION into $CODEX_CACHE"
+		rm -rf "$CODEX_CACHE"
+		mkdir -p "$CODEX_CACHE"
+		npm install --prefix "$CODEX_CACHE" --no-audit --no-fund "@openai/codex@$CODEX_VERSION" >&2
+		CBIN=$(codex_bin)
+		[[ -n $CBIN ]] || die "npm installed no codex binary for $(uname -m) under $CODEX_CACHE"
+	fi
+fi
+CGOT=$(codex_version "$CBIN")
+[[ -n $CGOT ]] || die "$CBIN --version failed"
+[[ $CGOT == "$CODEX_VERSION" || -n ${CODEX_BIN:-} ]] || die "$CBIN reports $CGOT, want $CODEX_VERSION"
+log "codex $CGOT at $CBIN"
+
 WORK=$(mktemp -d)
 FAKE_PID=""
 # shellcheck disable=SC2317 # called by the EXIT trap
@@ -102,8 +153,8 @@ done
 log "fake model at $URL"
 
 status=0
-CLAUDE_BIN=$BIN FAKEMODEL_URL=$URL \
-	go test -tags realcli -count=1 -run RealCLI -v "$@" ./internal/agent/claude/ || status=$?
+CLAUDE_BIN=$BIN CODEX_BIN=$CBIN FAKEMODEL_URL=$URL \
+	go test -tags realcli -count=1 -run RealCLI -v "$@" ./internal/agent/claude/ ./internal/agent/codex/ || status=$?
 log "fake model served $(wc -l <"$WORK/requests.jsonl") requests"
 if ((status != 0)); then
 	log "fake model log:"

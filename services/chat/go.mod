@@ -8,6 +8,8 @@ require (
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/svc-code/svc-code/libs v0.0.0
 	go.uber.org/goleak v1.3.0
+	golang.org/x/image v0.47.0
+	gopkg.in/yaml.v3 v3.0.1
 )
 
 require (

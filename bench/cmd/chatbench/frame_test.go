@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 )
@@ -33,5 +34,54 @@ func TestParseFrame(t *testing.T) {
 				t.Errorf("got %v %v, want %v %v", k, at, tt.kind, tt.at)
 			}
 		})
+	}
+}
+
+// The frames of the load, encoded as chat encodes them (a map, keys in
+// order, the agent's line as is), are recognised without decoding and
+// classified as decoding them does; others fall back to decoding.
+func TestParseFrameMarkers(t *testing.T) {
+	chatFrame := func(line int, data string) []byte {
+		b, err := json.Marshal(map[string]any{"type": "agent_message", "data": json.RawMessage(data), "line": line})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	frames := map[string][]byte{
+		"assistant":        chatFrame(5, `{"message":{"content":[{"text":" chunk 2","type":"text"}],"id":"msg_0001","model":"claude-sonnet-4-5","role":"assistant","type":"message"},"parent_tool_use_id":null,"request_id":"req_0001","session_id":"s","timestamp":"2025-06-01T10:00:00.123Z","type":"assistant","uuid":"u"}`),
+		"result":           chatFrame(9, `{"duration_ms":10,"is_error":false,"result":"This chunk 2","session_id":"s","subtype":"success","total_cost_usd":0.1,"type":"result","uuid":"u"}`),
+		"init":             chatFrame(3, `{"model":"claude-sonnet-4-5","session_id":"s","subtype":"init","type":"system"}`),
+		"user":             chatFrame(4, `{"message":{"content":[{"type":"tool_result","content":"ok"}],"role":"user"},"timestamp":"2025-06-01T10:00:00.123Z","type":"user"}`),
+		"stored":           []byte(`{"line":2,"message":{"content":"SLOW 3","role":"user"},"type":"message_stored"}`),
+		"text says result": chatFrame(6, `{"message":{"content":[{"text":"\"type\":\"result\"","type":"text"}],"role":"assistant"},"timestamp":"2025-06-01T10:00:00.123Z","type":"assistant"}`),
+	}
+	for name, raw := range frames {
+		t.Run(name, func(t *testing.T) {
+			k, at, err := parseFrame(raw)
+			wk, wat, werr := decodeFrame(raw)
+			if k != wk || !at.Equal(wat) || (err != nil) != (werr != nil) {
+				t.Errorf("parseFrame: %v %v %v; decoding: %v %v %v", k, at, err, wk, wat, werr)
+			}
+		})
+	}
+	if k, _, _ := parseFrame(frames["assistant"]); k != kindAssistant {
+		t.Errorf("assistant frame: kind %v", k)
+	}
+	if k, _, _ := parseFrame(frames["result"]); k != kindResult {
+		t.Errorf("result frame: kind %v", k)
+	}
+}
+
+func TestFrameLine(t *testing.T) {
+	for raw, want := range map[string]int64{
+		`{"data":{"type":"assistant","line":"x"},"line":42,"type":"agent_message"}`:       42,
+		`{"line":7,"message":{"content":"SLOW 3","role":"user"},"type":"message_stored"}`: 7,
+		`{"type":"pong"}`:                         0,
+		`{"line":"raw text","type":"raw_output"}`: 0,
+	} {
+		if got := frameLine([]byte(raw)); got != want {
+			t.Errorf("frameLine(%s) = %d, want %d", raw, got, want)
+		}
 	}
 }

@@ -9,14 +9,17 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -51,6 +54,7 @@ type options struct {
 	rate                float64
 	out                 string
 	write               bool
+	warmup, stagger     bool
 }
 
 func main() {
@@ -61,6 +65,8 @@ func main() {
 	flag.Float64Var(&o.rate, "rate", 30000, "frames per second to offer (sets the agents' delay between messages: n/rate)")
 	flag.StringVar(&o.out, "o", "", "file to write (default BENCHMARKS.md at the workspace root)")
 	flag.BoolVar(&o.write, "write", true, "write the section to the file")
+	flag.BoolVar(&o.warmup, "warmup", true, "start the agent processes with a short unmeasured turn first")
+	flag.BoolVar(&o.stagger, "stagger", true, "spread the sessions' turn starts over one message interval (else all agents write in the same instant)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -225,8 +231,19 @@ func run(ctx context.Context, o options) (err error) {
 		fmt.Println("  (failures while opening:", openErr, ")")
 	}
 
+	if o.warmup {
+		// Agent processes are long-lived (one warm process per session):
+		// start them with a short turn that is not measured.
+		fmt.Println("warm-up: a one-message turn in every session ...")
+		if err := warmUp(ctx, socks, len(ids)); err != nil {
+			return err
+		}
+	}
+
 	// Load: every session's agent writes o.chunks assistant messages.
+	fmt.Println("load: starting the measured turns ...")
 	pids := []int{os.Getpid(), inst[0].Pid(), inst[1].Pid()}
+	loadBefore := loadAvg()
 	cpu0, cpuErr := cpustat.TakeTrees(pids...)
 	t0 := time.Now()
 	for _, s := range socks {
@@ -234,11 +251,13 @@ func run(ctx context.Context, o options) (err error) {
 	}
 	var sendErr error
 	for sIdx := range ids {
-		d := socks[sIdx] // socket sIdx is on instance sIdx%2 and drives session sIdx
-		d.wmu.Lock()
-		err := d.conn.WriteMessage(websocket.TextMessage, fmt.Appendf(nil, `{"type":"user_message","content":"SLOW %d"}`, o.chunks))
-		d.wmu.Unlock()
-		sendErr = errors.Join(sendErr, err)
+		if o.stagger {
+			// Spread the turns' starts over one interval between
+			// messages, so that the agents write at a steady rate.
+			time.Sleep(time.Until(t0.Add(delay * time.Duration(sIdx) / time.Duration(len(ids)))))
+		}
+		// Socket sIdx is on instance sIdx%2 and drives session sIdx.
+		sendErr = errors.Join(sendErr, socks[sIdx].prompt(fmt.Sprintf("SLOW %d", o.chunks)))
 	}
 	if sendErr != nil {
 		return fmt.Errorf("send user_message: %w", sendErr)
@@ -263,17 +282,26 @@ func run(ctx context.Context, o options) (err error) {
 		return ctx.Err()
 	}
 	cpu1, cpuErr2 := cpustat.TakeTrees(pids...)
+	loadAfter := loadAvg()
 
 	var lat []time.Duration
+	byIndex := make([][]time.Duration, o.chunks) // latencies of each session's k-th message
 	var frames, assistant, resultsSeen int64
 	var last time.Time
-	var parseErrs int64
+	var parseErrs, repeated, skipped int64
 	for _, s := range socks {
 		s.mu.Lock()
 		lat = append(lat, s.lat...)
+		for k, d := range s.lat {
+			if k < len(byIndex) {
+				byIndex[k] = append(byIndex[k], d)
+			}
+		}
 		frames += s.frames
 		assistant += int64(len(s.lat))
 		parseErrs += s.parseErrs
+		repeated += s.repeated
+		skipped += s.skipped
 		if s.gotResult {
 			resultsSeen++
 		}
@@ -291,8 +319,10 @@ func run(ctx context.Context, o options) (err error) {
 	missing := int64(opened)*int64(o.chunks) - assistant
 	r := result{
 		o: o, opened: opened, openErr: openErr, delay: delay, window: window, frames: frames, fps: fps,
-		lat: sum, missing: missing, results: resultsSeen, timedOut: timedOut, parseErrs: parseErrs,
+		lat: sum, phases: phasesOf(byIndex), missing: missing, results: resultsSeen, timedOut: timedOut, parseErrs: parseErrs,
+		repeated: repeated, skipped: skipped,
 		rssBefore: before, rssAfter: after, perSock: perSock, nofile: nofile,
+		loadBefore: loadBefore, loadAfter: loadAfter,
 	}
 	if cpuErr == nil && cpuErr2 == nil {
 		u := cpu1.Since(cpu0)
@@ -301,6 +331,9 @@ func run(ctx context.Context, o options) (err error) {
 	r.machine = report.ThisMachine()
 	if rev, rerr := proc.Commit(ctx, root); rerr == nil {
 		r.revision = rev
+		if dirty(ctx, root) {
+			r.revision += " plus uncommitted changes"
+		}
 	} else {
 		r.revision = "unknown"
 	}
@@ -312,6 +345,25 @@ func run(ctx context.Context, o options) (err error) {
 		fmt.Println("wrote", o.out)
 	}
 	return nil
+}
+
+// dirty reports whether the working tree has changes to what the chat
+// binary is built from.
+func dirty(ctx context.Context, root string) bool {
+	out, err := exec.CommandContext(ctx, "git", "-C", root, "status", "--porcelain", "--", "services/chat", "libs").Output()
+	return err == nil && len(bytes.TrimSpace(out)) > 0
+}
+
+// loadAvg is the machine's 1-minute load average ("?" when unknown).
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	if f := strings.Fields(string(b)); len(f) > 0 {
+		return f[0]
+	}
+	return "?"
 }
 
 func rssOf(inst [2]*chatproc.Instance) (int64, error) {
@@ -339,7 +391,76 @@ type sock struct {
 	frames    int64
 	parseErrs int64
 	gotResult bool
-	last      time.Time
+	// Logged frames: the last line seen, and how many came at or below
+	// the previous one (repeated or out of order) or after a gap.
+	lastLine          int64
+	repeated, skipped int64
+	last              time.Time
+}
+
+// next reads one message into buf and returns its bytes (valid until the
+// next call).
+func (s *sock) next(buf *bytes.Buffer) ([]byte, error) {
+	_, r, err := s.conn.NextReader()
+	if err != nil {
+		return nil, err
+	}
+	buf.Reset()
+	if _, err := buf.ReadFrom(r); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// prompt sends a user_message.
+func (s *sock) prompt(content string) error {
+	b, err := json.Marshal(map[string]string{"type": "user_message", "content": content})
+	if err != nil {
+		return err
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	return s.conn.WriteMessage(websocket.TextMessage, b)
+}
+
+// warmUp runs a one-message turn in each of the sessions (driven by the
+// first sockets) and waits until every socket has seen its result.
+func warmUp(ctx context.Context, socks []*sock, sessions int) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(socks))
+	for i, s := range socks {
+		wg.Go(func() {
+			_ = s.conn.SetReadDeadline(time.Now().Add(2 * time.Minute))
+			defer func() { _ = s.conn.SetReadDeadline(time.Time{}) }()
+			for {
+				_, raw, err := s.conn.ReadMessage()
+				if err != nil {
+					errs[i] = fmt.Errorf("warm-up: socket %d: %w", i, err)
+					return
+				}
+				if k, _, _ := parseFrame(raw); k == kindResult {
+					return
+				}
+			}
+		})
+	}
+	var sendErr error
+	for i := range sessions {
+		sendErr = errors.Join(sendErr, socks[i].prompt("SLOW 1"))
+	}
+	if sendErr != nil {
+		for _, s := range socks {
+			_ = s.conn.SetReadDeadline(time.Now())
+		}
+	}
+	wg.Wait()
+	if sendErr != nil {
+		return fmt.Errorf("warm-up: send user_message: %w", sendErr)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return errors.Join(errs...)
 }
 
 // start reads the socket's frames until the turn's result, in the
@@ -348,15 +469,25 @@ func (s *sock) start(chunks int) {
 	s.lat = make([]time.Duration, 0, chunks)
 	go func() {
 		defer close(s.done)
+		var buf bytes.Buffer // reused: the client's own cost is taken from the services' CPU
 		for {
-			_, raw, err := s.conn.ReadMessage()
+			raw, err := s.next(&buf)
 			now := time.Now()
 			if err != nil {
 				return
 			}
 			k, at, perr := parseFrame(raw)
+			line := frameLine(raw)
 			s.mu.Lock()
 			s.frames++
+			switch {
+			case line == 0:
+			case line <= s.lastLine:
+				s.repeated++
+			case s.lastLine > 0 && line > s.lastLine+1:
+				s.skipped++
+			}
+			s.lastLine = max(s.lastLine, line)
 			s.last = now
 			if perr != nil {
 				s.parseErrs++

@@ -14,6 +14,7 @@ type options struct {
 	permissionMode       string
 	model                string
 	resume               string
+	forkSession          bool // --fork-session: a new session id for the resumed conversation
 	sessionID            string
 	allowDangerous       bool // --allow-dangerously-skip-permissions
 	skipPermissions      bool // --dangerously-skip-permissions
@@ -62,6 +63,8 @@ func parseArgs(args []string) (options, error) {
 			o.model = value
 		case "--resume":
 			o.resume = value
+		case "--fork-session":
+			o.forkSession = true
 		case "--session-id":
 			o.sessionID = value
 		case "--allow-dangerously-skip-permissions":

@@ -158,6 +158,9 @@ func newFake(opts options, getenv func(string) string, out *output, errw *lineWr
 	}
 	f.cwd, _ = os.Getwd()
 	f.session = opts.resume
+	if opts.forkSession {
+		f.session = "" // the resumed conversation continues under a new id
+	}
 	if f.session == "" {
 		f.session = opts.sessionID
 	}

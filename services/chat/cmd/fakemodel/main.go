@@ -1,5 +1,7 @@
 // Command fakemodel is a scripted fake of the Anthropic Messages API for
-// driving the real Claude Code CLI offline (shared/protocols/real-cli.md §2).
+// driving the real Claude Code CLI offline (shared/protocols/real-cli.md §2),
+// and of the OpenAI Responses API for the real `codex app-server` (POST
+// /v1/responses, see responses.go).
 //
 // It listens on loopback (127.0.0.1:0 unless -addr says otherwise) and prints
 // its base URL, e.g. "http://127.0.0.1:40123", as the first line of stdout;
@@ -134,6 +136,8 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/messages/count_tokens":
 		writeJSON(w, http.StatusOK, map[string]any{"input_tokens": 42 + len(body)/100})
+	case r.Method == http.MethodPost && r.URL.Path == "/v1/responses": // Codex (responses.go)
+		s.responses(w, r, n, body)
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/messages":
 		var req request
 		if err := json.Unmarshal(body, &req); err != nil {

@@ -63,6 +63,10 @@ type Options struct {
 	PermissionMode string
 	// Resume is a conversation id from an earlier SessionID to continue.
 	Resume string
+	// Fork asks for Resume to be continued as a new conversation (a fork
+	// of it) rather than appended to; the new id is reported as usual.
+	// Set for the first launch of a forked session.
+	Fork bool
 	// Env holds extra KEY=VALUE entries added to the server's environment.
 	Env []string
 	// Log receives the provider's diagnostics; nil discards them.

@@ -7,7 +7,8 @@
 // them, and the capability flags of a provider.
 //
 // Implementations live in subpackages, one per provider: claude runs the
-// Claude Code CLI ("agent-sdk"). The chat service consumes only this package.
+// Claude Code CLI ("agent-sdk"), codex runs `codex app-server`
+// ("app-server"). The chat service consumes only this package.
 //
 // A provider never drops what its agent printed: every stdout line becomes at
 // least one event, lines that are not JSON objects included (RawOutput), and

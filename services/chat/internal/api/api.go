@@ -1,7 +1,8 @@
 // Package api is chat's HTTP surface for sessions and providers, registered
 // on the service's fiber app: session create, list, read, rename, delete,
 // fork, provider and permission-mode changes, the session logs, the
-// provider catalog and the provider-path settings. Handlers validate their
+// provider catalog and the provider settings (path, credentials, models and
+// prices, defaults, the default provider). Handlers validate their
 // input, answer problems with *protocol.Error (the error envelope) and keep
 // state in internal/store; what lives with a running agent process is asked
 // of a Runtime.
@@ -108,6 +109,14 @@ func Register(app *fiber.App, d Deps) {
 	app.Get("/api/providers", s.providerCatalog)
 	app.Get("/api/app/provider-path/:name", s.getProviderPath)
 	app.Put("/api/app/provider-path/:name", s.putProviderPath)
+	app.Get("/api/app/provider-auth/:name", s.getProviderAuth)
+	app.Put("/api/app/provider-auth/:name", s.putProviderAuth)
+	app.Get("/api/app/provider-models/:name", s.getProviderModels)
+	app.Put("/api/app/provider-models/:name", s.putProviderModels)
+	app.Get("/api/app/provider-defaults/:name", s.getProviderDefaults)
+	app.Put("/api/app/provider-defaults/:name", s.putProviderDefaults)
+	app.Get("/api/app/default-provider", s.getDefaultProvider)
+	app.Put("/api/app/default-provider", s.putDefaultProvider)
 }
 
 func badRequest(format string, args ...any) error {

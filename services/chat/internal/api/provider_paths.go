@@ -15,7 +15,7 @@ import (
 )
 
 // pathKey is the app_settings key of a provider's configured path.
-func pathKey(p providers.Provider) string { return "provider_path/" + p.Program }
+func pathKey(p providers.Provider) string { return providers.PathKey(p) }
 
 // configuredPath returns the provider's configured path, "" when unset.
 func (s *server) configuredPath(ctx context.Context, p providers.Provider) (string, error) {
@@ -170,23 +170,32 @@ type providerJSON struct {
 	Executable      providerPathJSON `json:"executable"`
 	Available       bool             `json:"available"`
 	Reason          string           `json:"reason,omitempty"`
+	Defaults        defaultsJSON     `json:"defaults"`
 }
 
 // providerCatalog: GET /api/providers. A provider is available when its
 // executable is found; otherwise reason says how to set its path.
 func (s *server) providerCatalog(c *fiber.Ctx) error {
 	ctx := c.UserContext()
+	def, err := providers.DefaultProvider(ctx, s.Store)
+	if err != nil {
+		return err
+	}
 	out := make([]providerJSON, 0, len(providers.Catalog))
 	for _, p := range providers.Catalog {
 		path, err := s.providerPath(ctx, p)
 		if err != nil {
 			return err
 		}
+		defaults, err := s.providerDefaults(ctx, p)
+		if err != nil {
+			return err
+		}
 		out = append(out, providerJSON{
-			Name: p.Name, DisplayName: p.DisplayName, Default: p.Name == providers.Default,
+			Name: p.Name, DisplayName: p.DisplayName, Default: p.Name == def.Name,
 			Capabilities: p.Caps, PermissionModes: providers.PermissionModes,
-			Executable: path, Available: path.Found, Reason: path.Reason,
+			Executable: path, Available: path.Found, Reason: path.Reason, Defaults: defaults,
 		})
 	}
-	return c.JSON(fiber.Map{"default": providers.Default, "providers": out})
+	return c.JSON(fiber.Map{"default": def.Name, "providers": out})
 }

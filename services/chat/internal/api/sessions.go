@@ -88,17 +88,20 @@ func (s *server) createSession(c *fiber.Ctx) error {
 	if info, err := os.Stat(cwd); err != nil || !info.IsDir() {
 		return badRequest("cwd %q: not an existing directory", req.Cwd)
 	}
-	if req.Provider == "" {
-		req.Provider = providers.Default
-	}
-	if err := validProvider(req.Provider); err != nil {
-		return err
+	if req.Provider != "" {
+		if err := validProvider(req.Provider); err != nil {
+			return err
+		}
 	}
 	if err := validTitle(req.Title); err != nil {
 		return err
 	}
 	ctx := c.UserContext()
-	sess, err := s.Store.Create(ctx, store.NewSession{Cwd: cwd, Provider: req.Provider, Title: req.Title})
+	n := store.NewSession{Cwd: cwd, Provider: req.Provider, Title: req.Title}
+	if err := providers.FillNewSession(ctx, s.Store, &n); err != nil { // the provider settings' defaults
+		return err
+	}
+	sess, err := s.Store.Create(ctx, n)
 	if err != nil {
 		return err
 	}

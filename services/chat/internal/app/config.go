@@ -51,6 +51,8 @@ type Config struct {
 	OwnerTTL time.Duration
 	// Heartbeat is CHAT_HEARTBEAT (default room.DefaultHeartbeat).
 	Heartbeat time.Duration
+	// Files is where the task, catalog and upload routes read and write.
+	Files FilesConfig
 
 	// lookPath finds the providers' default programs; nil means
 	// exec.LookPath. Tests set it to control what is "on PATH".
@@ -72,6 +74,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		DatabaseURL: svcenv.LoadPostgresURL(r, svcenv.EnvDatabaseURL),
 		OwnerTTL:    r.Duration(EnvOwnerTTL, DefaultOwnerTTL),
 		Heartbeat:   r.Duration(EnvHeartbeat, room.DefaultHeartbeat),
+		Files:       loadFiles(r),
 	}
 	if cfg.Heartbeat < 50*time.Millisecond {
 		r.Fail("%s=%s: want at least 50ms", EnvHeartbeat, cfg.Heartbeat)

@@ -11,9 +11,13 @@ import (
 	"github.com/svc-code/svc-code/libs/svcenv"
 	"github.com/svc-code/svc-code/libs/svchttp"
 	"github.com/svc-code/svc-code/services/chat/internal/api"
+	"github.com/svc-code/svc-code/services/chat/internal/catalog"
 	"github.com/svc-code/svc-code/services/chat/internal/chatws"
 	"github.com/svc-code/svc-code/services/chat/internal/room"
 	"github.com/svc-code/svc-code/services/chat/internal/store"
+	"github.com/svc-code/svc-code/services/chat/internal/tasks"
+	"github.com/svc-code/svc-code/services/chat/internal/uploads"
+	"github.com/svc-code/svc-code/services/chat/internal/workspace"
 )
 
 // migrationFiles holds chat's schema migrations, applied at every start.
@@ -72,6 +76,10 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		LookPath: cfg.lookPath,
 		Log:      log,
 	})
+	workspace.Register(app, workspace.Deps{DB: db, Log: log})
+	tasks.Register(app, tasks.Deps{Finder: &tasks.Finder{Roots: cfg.Files.TaskDirs}, Sessions: tasks.PGSessions{DB: db}, Log: log})
+	catalog.Register(app, catalog.Deps{Catalog: &catalog.Catalog{Dirs: cfg.Files.Catalog}, Log: log})
+	uploads.Register(app, uploads.Deps{DataHome: cfg.DataHome, Sessions: st, MaxImageBytes: cfg.Files.MaxImageBytes, MaxFileBytes: cfg.Files.MaxFileBytes, Log: log})
 	sockets := chatws.Register(app, chatws.Deps{Store: st, Rooms: rooms, Log: log})
 	// Hijacked WebSockets are not waited for by the HTTP shutdown: close
 	// them, and end the agent processes, as soon as the context ends.

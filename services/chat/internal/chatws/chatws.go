@@ -6,11 +6,13 @@
 // client messages into room calls.
 //
 // Each connection has one reader (the upgrade handler's goroutine, which
-// also runs the client's messages) and one writer goroutine, the only one
-// that writes to the socket, fed by a bounded queue. A client whose queue
-// overflows is closed with CloseTooSlow and may reconnect with after_line.
-// Reads have a deadline extended by every frame and pong; writes have a
-// deadline; teardown closes the raw connection, which unblocks both.
+// also runs the client's messages) and at most one writer goroutine, the
+// only one that writes to the socket, started when frames wait in the
+// connection's bounded queue and ended when it is empty (see conn). A
+// client whose queue overflows is closed with CloseTooSlow and may
+// reconnect with after_line. Reads have a deadline extended by every frame
+// and pong; writes have a deadline; teardown closes the raw connection,
+// which unblocks both.
 package chatws
 
 import (
@@ -22,6 +24,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"sync"
 	"time"
@@ -29,6 +32,7 @@ import (
 	"github.com/fasthttp/websocket"
 	fws "github.com/gofiber/contrib/websocket"
 	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
 
 	"github.com/svc-code/svc-code/libs/protocol"
 	"github.com/svc-code/svc-code/services/chat/internal/agent"
@@ -53,7 +57,18 @@ const (
 	pingEvery    = 30 * time.Second
 	writeTimeout = 10 * time.Second
 	replayPage   = 500
+	// replayTimeout bounds reading one page of the log for a replay.
+	replayTimeout = 30 * time.Second
+	// A connection's read buffer: small, as idle sockets are the common
+	// case; larger messages are read in several pieces. The upgrader's
+	// write buffers serve only control frames (frames are encoded by
+	// conn.put), taken from a pool per frame.
+	readBufferSize  = 1 << 10
+	writeBufferSize = 1 << 10
 )
+
+// writeSlots is how many connections write at once: a few per processor.
+func writeSlots() int { return 4 * runtime.GOMAXPROCS(0) }
 
 // Deps is what the route needs.
 type Deps struct {
@@ -65,6 +80,8 @@ type Deps struct {
 
 type server struct {
 	Deps
+	// slots are the write slots (see slotWriter).
+	slots chan struct{}
 	wg    sync.WaitGroup
 	mu    sync.Mutex
 	conns map[*conn]bool
@@ -78,8 +95,23 @@ func Register(app *fiber.App, d Deps) *Handler {
 	if d.Home == "" {
 		d.Home, _ = os.UserHomeDir()
 	}
-	s := &server{Deps: d, conns: map[*conn]bool{}}
-	app.Get("/chat", s.prepare, fws.New(s.serve, fws.Config{ReadBufferSize: 16 << 10, WriteBufferSize: 16 << 10}))
+	s := &server{Deps: d, conns: map[*conn]bool{}, slots: make(chan struct{}, writeSlots())}
+	// The upgrader is used directly rather than through gofiber's
+	// websocket handler, which copies every header, query and cookie of
+	// the request into maps kept for the connection's life.
+	up := websocket.FastHTTPUpgrader{
+		ReadBufferSize: readBufferSize, WriteBufferSize: writeBufferSize, WriteBufferPool: &sync.Pool{},
+		// Origins are the gateway's business: chat serves only requests
+		// that carry the internal credential.
+		CheckOrigin: func(*fasthttp.RequestCtx) bool { return true },
+	}
+	app.Get("/chat", s.prepare, func(c *fiber.Ctx) error {
+		u, _ := c.Locals(upgradeKey).(upgrade)
+		if err := up.Upgrade(c.Context(), func(ws *websocket.Conn) { s.serve(ws, u) }); err != nil {
+			return &protocol.Error{Code: protocol.CodeBadRequest, Message: "WebSocket upgrade: " + err.Error(), Status: fiber.StatusBadRequest}
+		}
+		return nil
+	})
 	return &Handler{s: s}
 }
 
@@ -121,10 +153,7 @@ func (s *server) prepare(c *fiber.Ctx) error {
 		reconnect = true
 	} else {
 		cwd, prov := c.Query("cwd"), c.Query("provider")
-		if prov == "" {
-			prov = providers.Default
-		}
-		if _, ok := providers.Lookup(prov); !ok {
+		if _, ok := providers.Lookup(prov); !ok && prov != "" {
 			return protocol.Errorf(protocol.CodeBadRequest, "unknown provider %q", prov)
 		}
 		if cwd == "" || !filepath.IsAbs(cwd) {
@@ -134,51 +163,43 @@ func (s *server) prepare(c *fiber.Ctx) error {
 		if info, err := os.Stat(cwd); err != nil || !info.IsDir() {
 			return protocol.Errorf(protocol.CodeBadRequest, "cwd %q: not an existing directory", cwd)
 		}
-		if sess, err = s.Store.Create(ctx, store.NewSession{Cwd: cwd, Provider: string([]byte(prov))}); err != nil {
+		n := store.NewSession{Cwd: cwd, Provider: string([]byte(prov))}
+		if err := providers.FillNewSession(ctx, s.Store, &n); err != nil { // the provider settings' defaults
+			return err
+		}
+		if sess, err = s.Store.Create(ctx, n); err != nil {
 			return err
 		}
 	}
-	c.Locals("chat_session", sess)
-	c.Locals("chat_after", after)
-	c.Locals("chat_reconnect", reconnect)
+	c.Locals(upgradeKey, upgrade{sess: sess, after: after, reconnect: reconnect})
 	return c.Next()
 }
 
-// conn is one client connection.
-type conn struct {
-	ws    *websocket.Conn
-	log   *slog.Logger
-	queue chan room.Frame
-	done  chan struct{}
-	once  sync.Once
-	code  int // close code, set before done is closed
+// upgradeKey is the Locals key of what prepare resolved.
+const upgradeKey = "chat_upgrade"
+
+// upgrade is what prepare resolved for serve.
+type upgrade struct {
+	sess      store.Session
+	after     int64 // -1: no after_line
+	reconnect bool
 }
 
-// Send implements room.Sink: it never blocks; an overflow closes c.
-func (c *conn) Send(f room.Frame) {
-	select {
-	case <-c.done:
-	case c.queue <- f:
-	default:
-		c.close(CloseTooSlow)
-	}
-}
-
-func (c *conn) close(code int) {
-	c.once.Do(func() {
-		c.code = code
-		close(c.done)
-	})
-}
-
-func (s *server) serve(fc *fws.Conn) {
+// serve runs one connection; it is the connection's reader.
+func (s *server) serve(ws *websocket.Conn, u upgrade) {
 	s.wg.Add(1)
 	defer s.wg.Done()
-	sess, _ := fc.Locals("chat_session").(store.Session)
-	after, _ := fc.Locals("chat_after").(int64)
-	reconnect, _ := fc.Locals("chat_reconnect").(bool)
+	sess, after, reconnect := u.sess, u.after, u.reconnect
 	log := s.Log.With("session_id", sess.ID)
-	c := &conn{ws: fc.Conn, log: log, queue: make(chan room.Frame, QueueSize), done: make(chan struct{})}
+	defer func() {
+		if v := recover(); v != nil {
+			log.Error("chat connection panicked", "panic", fmt.Sprint(v))
+			_ = ws.NetConn().Close()
+		}
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := newConn(ws, log, s.slots, cancel)
 
 	s.mu.Lock()
 	s.conns[c] = true
@@ -189,9 +210,32 @@ func (s *server) serve(fc *fws.Conn) {
 		s.mu.Unlock()
 	}()
 
-	r, snap := s.Rooms.Join(sess.ID, c)
+	// Joining (Redis and PostgreSQL calls) and encoding the first frames
+	// run on a goroutine of their own: this one lives as long as the
+	// socket, mostly idle, and its stack would keep their depth.
+	var r *room.Room
+	var head []room.Frame
+	joined := make(chan struct{})
+	go func() {
+		defer close(joined)
+		r, head = s.join(c, sess, reconnect)
+	}()
+	<-joined
 	defer r.Leave(c)
+	var replay func(func(...room.Frame) error) (int64, error)
+	if after >= 0 {
+		replay = func(put func(...room.Frame) error) (int64, error) { return s.replay(c, sess.ID, after, put) }
+	}
+	c.start(head, replay)
+	s.read(ctx, c, r)
+	c.close(websocket.CloseNormalClosure)
+	<-c.ended
+}
 
+// join attaches c to the session's room and returns the room and the first
+// frames: connected, then the pending permission requests (replay: true).
+func (s *server) join(c *conn, sess store.Session, reconnect bool) (*room.Room, []room.Frame) {
+	r, snap := s.Rooms.Join(sess.ID, c)
 	desc, _ := providers.Lookup(sess.Provider)
 	head := []room.Frame{room.NewFrame(0, map[string]any{
 		"type": "connected", "session_id": sess.ID, "cwd": sess.Cwd, "home": s.Home, "workspace": sess.Cwd,
@@ -202,28 +246,51 @@ func (s *server) serve(fc *fws.Conn) {
 	for _, p := range snap.Pending {
 		head = append(head, room.PermissionRequestFrame(p, true))
 	}
+	return r, head
+}
 
-	writerDone := make(chan struct{})
-	go func() {
-		defer close(writerDone)
-		s.write(c, sess.ID, head, after)
-	}()
-	s.read(c, r)
-	c.close(websocket.CloseNormalClosure)
-	<-writerDone
+// replay writes the log's lines after `after` and returns the last line
+// written.
+func (s *server) replay(c *conn, id string, after int64, put func(...room.Frame) error) (int64, error) {
+	last := after
+	for {
+		// Bounded: the writer waits for it, and only the writer tears the
+		// connection down.
+		ctx, cancel := context.WithTimeout(context.Background(), replayTimeout)
+		msgs, err := s.Store.Messages(ctx, id, last, replayPage)
+		cancel()
+		if err != nil {
+			c.log.Error("replay log", "err", err)
+			return last, put(room.ErrorFrame("could not replay the log"))
+		}
+		frames := make([]room.Frame, len(msgs))
+		for i, m := range msgs {
+			frames[i] = room.FrameOf(m)
+		}
+		if err := put(frames...); err != nil {
+			return last, err
+		}
+		if len(msgs) > 0 {
+			last = msgs[len(msgs)-1].Line
+		}
+		if len(msgs) < replayPage {
+			return last, nil
+		}
+	}
 }
 
 // read runs the client's messages until the connection ends.
-func (s *server) read(c *conn, r *room.Room) {
+func (s *server) read(ctx context.Context, c *conn, r *room.Room) {
 	c.ws.SetReadLimit(HardReadLimit)
 	_ = c.ws.SetReadDeadline(time.Now().Add(readTimeout))
 	c.ws.SetPongHandler(func(string) error { return c.ws.SetReadDeadline(time.Now().Add(readTimeout)) })
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		<-c.done
-		cancel()
-	}()
+	// Every write is the writer's: a ping is answered through it, and a
+	// close ends the connection with the client's code, sent back by it.
+	c.ws.SetPingHandler(c.pingReceived)
+	c.ws.SetCloseHandler(func(code int, _ string) error {
+		c.close(code)
+		return nil
+	})
 	for {
 		kind, msg, err := c.ws.ReadMessage()
 		if err != nil {
@@ -233,10 +300,8 @@ func (s *server) read(c *conn, r *room.Room) {
 			return
 		}
 		_ = c.ws.SetReadDeadline(time.Now().Add(readTimeout))
-		select {
-		case <-c.done: // the writer has ended, after its deadline above
+		if c.isClosing() { // the writer has ended or is ending
 			return
-		default:
 		}
 		if kind != websocket.TextMessage {
 			c.Send(room.ErrorFrame("send JSON text messages"))
@@ -329,76 +394,3 @@ func checkImages(images []room.Image) error {
 }
 
 var imageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
-
-// write is the connection's only writer: head, the log after `after` (when
-// >= 0), then live frames without the lines already replayed.
-func (s *server) write(c *conn, id string, head []room.Frame, after int64) {
-	// Unblocks the reader: fasthttp closes a hijacked connection only
-	// after its handler returns (Close is a no-op before), so the reader's
-	// pending read is ended by a deadline in the past.
-	defer func() {
-		_ = c.ws.NetConn().SetReadDeadline(time.Now())
-		_ = c.ws.NetConn().Close()
-	}()
-	put := func(f room.Frame) bool {
-		_ = c.ws.SetWriteDeadline(time.Now().Add(writeTimeout))
-		if err := c.ws.WriteMessage(websocket.TextMessage, f.Data); err != nil {
-			c.close(0)
-			return false
-		}
-		return true
-	}
-	for _, f := range head {
-		if !put(f) {
-			return
-		}
-	}
-	last := int64(-1)
-	if after >= 0 {
-		last = after
-		for {
-			msgs, err := s.Store.Messages(context.Background(), id, last, replayPage)
-			if err != nil {
-				c.log.Error("replay log", "err", err)
-				put(room.ErrorFrame("could not replay the log"))
-				break
-			}
-			for _, m := range msgs {
-				if !put(room.FrameOf(m)) {
-					return
-				}
-				last = m.Line
-			}
-			if len(msgs) < replayPage {
-				break
-			}
-		}
-	}
-	ping := time.NewTicker(pingEvery)
-	defer ping.Stop()
-	for {
-		select {
-		case f := <-c.queue:
-			if f.Line != 0 && f.Line <= last {
-				continue // already replayed
-			}
-			if !put(f) {
-				return
-			}
-		case <-ping.C:
-			if err := c.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeTimeout)); err != nil {
-				c.close(0)
-				return
-			}
-		case <-c.done:
-			if c.code != 0 {
-				reason := ""
-				if c.code == CloseTooSlow {
-					reason = "too slow: reconnect with after_line"
-				}
-				_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(c.code, reason), time.Now().Add(time.Second))
-			}
-			return
-		}
-	}
-}

@@ -14,12 +14,13 @@ import (
 
 	"github.com/svc-code/svc-code/services/chat/internal/agent"
 	"github.com/svc-code/svc-code/services/chat/internal/agent/claude"
+	"github.com/svc-code/svc-code/services/chat/internal/agent/codex"
 )
 
 // Names of the providers.
 const (
-	AgentSDK  = claude.Name  // "agent-sdk", the default
-	AppServer = "app-server" // Codex's app-server, a line protocol
+	AgentSDK  = claude.Name // "agent-sdk", the default
+	AppServer = codex.Name  // "app-server": Codex's app-server, a line protocol
 )
 
 // Default is the provider of a session created without one.
@@ -58,7 +59,7 @@ var Catalog = []Provider{
 	// app-server: `codex app-server` over JSON-RPC lines (shared/protocols/codex.md):
 	// interrupts and mode changes are not live (SIGINT, respawn), images
 	// go as image items, thread/resume continues a conversation.
-	{Name: AppServer, DisplayName: "Codex", Program: "codex", Caps: agent.Caps{LiveControls: false, Images: true, Resume: true}},
+	{Name: AppServer, DisplayName: codex.DisplayName, Program: codex.PathName, Caps: codex.Capabilities},
 }
 
 // Lookup returns the provider named name.

@@ -1,6 +1,7 @@
 package room
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -32,6 +33,7 @@ type wireFrame struct {
 	To   string          `json:"to,omitempty"` // a socket id; "" for every socket
 	Line int64           `json:"line,omitempty"`
 	Data json.RawMessage `json:"data"`
+	Req  string          `json:"req,omitempty"` // a permission_request's id
 }
 
 // wireCmd is a client command on the cmd channel.
@@ -50,6 +52,15 @@ type permEntry struct {
 var (
 	renewScript   = redis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("PEXPIRE", KEYS[1], ARGV[2]) else return 0 end`)
 	releaseScript = redis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) else return 0 end`)
+	// claimScript takes the claim KEYS[1] for instance ARGV[1] (TTL ARGV[2]
+	// ms) when nobody holds it, or renews it when this instance still does
+	// (it gave the session up after failed renewals, for instance).
+	claimScript = redis.NewScript(`if redis.call("SET", KEYS[1], ARGV[1], "NX", "PX", ARGV[2]) then return 1 end
+if redis.call("GET", KEYS[1]) == ARGV[1] then redis.call("PEXPIRE", KEYS[1], ARGV[2]) return 1 end
+return 0`)
+	// releaseOwnerScript releases the claim KEYS[1] of instance ARGV[1]
+	// and removes the live state KEYS[2] it kept.
+	releaseOwnerScript = redis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then redis.call("DEL", KEYS[2]) return redis.call("DEL", KEYS[1]) else return 0 end`)
 )
 
 func newInstanceID() string { return rand.Text()[:12] }
@@ -98,10 +109,17 @@ func (m *Manager) closeCluster(rooms map[string]*Room) {
 	m.loops.Wait()
 }
 
-// subscribe subscribes to a new room's channels and learns its last line.
+// subscribe learns a new room's last line and subscribes to its channels.
+// The last line is read first: the confirmation's fill (see receive) then
+// reads only the lines committed in between, not the whole log.
 func (m *Manager) subscribe(r *Room) {
 	ctx, cancel := context.WithTimeout(context.Background(), redisTimeout)
 	defer cancel()
+	if s, err := m.cfg.Store.Get(ctx, r.id); err == nil {
+		r.mu.Lock()
+		r.lastLine = max(r.lastLine, s.LastLine)
+		r.mu.Unlock()
+	}
 	chans := []string{m.key("frames", r.id), m.key("cmd", r.id)}
 	waits := make([]chan struct{}, len(chans))
 	m.subMu.Lock()
@@ -121,13 +139,6 @@ func (m *Manager) subscribe(r *Room) {
 		case <-ctx.Done():
 			m.log.ErrorContext(ctx, "subscribe: no confirmation", "session_id", r.id)
 		}
-	}
-	if s, err := m.cfg.Store.Get(ctx, r.id); err == nil {
-		r.mu.Lock()
-		if s.LastLine > r.lastLine {
-			r.lastLine = s.LastLine
-		}
-		r.mu.Unlock()
 	}
 }
 
@@ -163,6 +174,7 @@ func (m *Manager) receive(msg any) {
 		if v.Kind == "subscribe" && len(v.Channel) > len(m.key("frames", "")) && v.Channel[:len(m.key("frames", ""))] == m.key("frames", "") {
 			if r := m.lookup(v.Channel[len(m.key("frames", "")):]); r != nil {
 				r.fill(0)
+				r.resyncPending()
 			}
 		}
 	case *redis.Message:
@@ -180,19 +192,42 @@ func (m *Manager) receive(msg any) {
 			if r == nil || json.Unmarshal([]byte(v.Payload), &w) != nil {
 				return
 			}
-			r.mu.Lock()
-			owned := r.owned
-			r.mu.Unlock()
-			if !owned {
-				return
-			}
-			r.enqueue(func() { r.exec(context.Background(), remoteSink{r: r, to: w.To}, w.Cmd) })
+			r.enqueue(func() { r.execForwarded(w) })
 		}
 	}
 }
 
+// execForwarded runs a command forwarded on the cmd channel when this
+// instance owns the session, or claims it now: the owner that published
+// it may have lost the claim since, and an instance that gave its claim up
+// (renewals failing) while it still holds the key takes it back rather than
+// leave the command to nobody. Every instance but the owner ignores it.
+func (r *Room) execForwarded(w wireCmd) {
+	ctx, cancel := context.WithTimeout(context.Background(), redisTimeout)
+	own, err := r.claim(ctx)
+	cancel()
+	if err != nil || !own {
+		return
+	}
+	var sender Sink = remoteSink{r: r, to: w.To}
+	if w.From == r.m.instance {
+		// Claimed by the instance that forwarded it: its frames to
+		// itself would be ignored on the frames channel.
+		r.mu.Lock()
+		s := r.ids[w.To]
+		r.mu.Unlock()
+		if s == nil {
+			return
+		}
+		sender = s
+	}
+	r.exec(context.Background(), sender, w.Cmd)
+}
+
 // tick renews this instance's claims and takes over the sessions whose
-// owner is gone and that have sockets here.
+// owner is gone and that have sockets here. The renewals and checks of all
+// the rooms go in one pipeline: one round trip, however many sessions, so
+// that a busy instance renews every claim well within the TTL.
 func (m *Manager) tick(ctx context.Context) {
 	m.mu.Lock()
 	rooms := make([]*Room, 0, len(m.rooms))
@@ -200,32 +235,78 @@ func (m *Manager) tick(ctx context.Context) {
 		rooms = append(rooms, r)
 	}
 	m.mu.Unlock()
+	// A tick ends within a third of the TTL, so that the next one comes
+	// before a claim renewed by this one can expire.
+	cctx, cancel := context.WithTimeout(ctx, min(redisTimeout, m.cfg.OwnerTTL/3))
+	defer cancel()
+	ttl := m.cfg.OwnerTTL.Milliseconds()
+	pipe := m.cfg.Redis.Pipeline()
+	renewals := map[*Room]*redis.Cmd{}
+	checks := map[*Room]*redis.IntCmd{}
 	for _, r := range rooms {
 		r.mu.Lock()
 		owned, sinks, live := r.owned, len(r.sinks), r.prov != nil
 		r.mu.Unlock()
-		cctx, cancel := context.WithTimeout(ctx, redisTimeout)
-		if owned {
+		switch {
+		case owned:
 			if live {
-				_ = renewScript.Run(cctx, m.cfg.Redis, []string{m.key("live", r.id)}, m.instance, m.cfg.OwnerTTL.Milliseconds()).Err()
+				renewScript.Eval(cctx, pipe, []string{m.key("live", r.id)}, m.instance, ttl)
+				pipe.PExpire(cctx, m.key("state", r.id), m.cfg.OwnerTTL)
 			}
-			n, err := renewScript.Run(cctx, m.cfg.Redis, []string{m.key("owner", r.id)}, m.instance, m.cfg.OwnerTTL.Milliseconds()).Int()
-			if err == nil && n == 0 {
-				m.log.ErrorContext(cctx, "lost the ownership of a session: ending its process", "session_id", r.id)
-				r.mu.Lock()
-				r.owned = false
-				r.mu.Unlock()
-				r.closeProvider()
-			}
-		} else if sinks > 0 {
-			if n, err := m.cfg.Redis.Exists(cctx, m.key("owner", r.id)).Result(); err == nil && n == 0 {
-				if _, err := r.claim(cctx); err != nil {
-					m.log.ErrorContext(cctx, "claim session", "session_id", r.id, "err", err)
-				}
+			renewals[r] = renewScript.Eval(cctx, pipe, []string{m.key("owner", r.id)}, m.instance, ttl)
+		case sinks > 0:
+			checks[r] = pipe.Exists(cctx, m.key("owner", r.id))
+		}
+	}
+	if len(renewals)+len(checks) == 0 {
+		return
+	}
+	sent := time.Now()
+	_, _ = pipe.Exec(cctx) // each command's error is looked at below
+	for r, c := range renewals {
+		n, err := c.Int()
+		switch {
+		case err == nil && n == 1:
+			// Renewed: the claim lives at least until sent + TTL.
+			r.mu.Lock()
+			r.leaseUntil = sent.Add(m.cfg.OwnerTTL)
+			r.mu.Unlock()
+		case err == nil:
+			m.log.ErrorContext(cctx, "lost the ownership of a session: ending its process", "session_id", r.id)
+			r.lose()
+		default:
+			// Not renewed: the claim may expire (and another instance
+			// take the session) at the end of the last renewal's TTL.
+			// Give it up before the next tick would come too late, so
+			// that two processes never run the session.
+			r.mu.Lock()
+			expiring := !time.Now().Add(m.cfg.OwnerTTL / 3).Before(r.leaseUntil)
+			r.mu.Unlock()
+			if expiring {
+				m.log.ErrorContext(cctx, "could not renew the ownership of a session before it expires: ending its process", "session_id", r.id, "err", err)
+				r.lose()
+			} else {
+				m.log.WarnContext(cctx, "renew the ownership of a session", "session_id", r.id, "err", err)
 			}
 		}
-		cancel()
 	}
+	for r, c := range checks {
+		if n, err := c.Result(); err == nil && n == 0 {
+			if _, err := r.claim(cctx); err != nil {
+				m.log.ErrorContext(cctx, "claim session", "session_id", r.id, "err", err)
+			}
+		}
+	}
+}
+
+// lose forgets r's claim (taken by another instance, or not renewed in
+// time) and ends its process: its sockets get session_ended, then the new
+// owner's frames.
+func (r *Room) lose() {
+	r.mu.Lock()
+	r.owned = false
+	r.mu.Unlock()
+	r.closeProvider()
 }
 
 // claim makes this instance the session's owner if nobody is; it reports
@@ -240,16 +321,21 @@ func (r *Room) claim(ctx context.Context) (bool, error) {
 		return true, nil
 	}
 	m := r.m
-	ok, err := m.cfg.Redis.SetNX(ctx, m.key("owner", r.id), m.instance, m.cfg.OwnerTTL).Result()
+	sent := time.Now()
+	n, err := claimScript.Run(ctx, m.cfg.Redis, []string{m.key("owner", r.id)}, m.instance, m.cfg.OwnerTTL.Milliseconds()).Int()
 	if err != nil {
 		return false, err
 	}
-	if !ok {
+	if n == 0 {
 		return false, nil
 	}
 	r.mu.Lock()
 	r.owned = true
+	r.leaseUntil = sent.Add(m.cfg.OwnerTTL)
 	r.mu.Unlock()
+	r.stateMu.Lock()
+	r.stateWritten = "" // what another owner left is unknown
+	r.stateMu.Unlock()
 	r.takeover(ctx)
 	return true, nil
 }
@@ -288,7 +374,7 @@ func (r *Room) release() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), redisTimeout)
 	defer cancel()
-	_ = releaseScript.Run(ctx, r.m.cfg.Redis, []string{r.m.key("owner", r.id)}, r.m.instance).Err()
+	_ = releaseOwnerScript.Run(ctx, r.m.cfg.Redis, []string{r.m.key("owner", r.id), r.m.key("state", r.id)}, r.m.instance).Err()
 }
 
 // pendingOf reads the perm hash, oldest first.
@@ -297,6 +383,11 @@ func (m *Manager) pendingOf(ctx context.Context, id string) ([]agent.PermissionR
 	if err != nil {
 		return nil, err
 	}
+	return decodePending(all)
+}
+
+// decodePending decodes the perm hash, oldest first.
+func decodePending(all map[string]string) ([]agent.PermissionRequest, error) {
 	var es []permEntry
 	for _, v := range all {
 		var e permEntry
@@ -304,7 +395,7 @@ func (m *Manager) pendingOf(ctx context.Context, id string) ([]agent.PermissionR
 			es = append(es, e)
 		}
 	}
-	slices.SortFunc(es, func(a, b permEntry) int { return int(a.Seq - b.Seq) })
+	slices.SortFunc(es, func(a, b permEntry) int { return cmp.Compare(a.Seq, b.Seq) })
 	out := make([]agent.PermissionRequest, len(es))
 	for i, e := range es {
 		out[i] = e.Req
@@ -312,36 +403,32 @@ func (m *Manager) pendingOf(ctx context.Context, id string) ([]agent.PermissionR
 	return out, nil
 }
 
-// permSet and permDel keep the perm hash.
+// permSet and permDel keep the perm hash. The writes go through the
+// publisher's queue: in order with the frames (a request is in the hash
+// before its frame is published, out of it before its
+// permission_resolved is), and sent again after a Redis failure.
 func (m *Manager) permSet(id string, p agent.PermissionRequest) {
 	if !m.multi() {
 		return
 	}
 	b, _ := json.Marshal(permEntry{Seq: time.Now().UnixNano(), Req: p})
-	ctx, cancel := context.WithTimeout(context.Background(), redisTimeout)
-	defer cancel()
-	if err := m.cfg.Redis.HSet(ctx, m.key("perm", id), p.RequestID, b).Err(); err != nil {
-		m.log.Error("store pending request", "session_id", id, "err", err)
-	}
+	key := m.key("perm", id)
+	m.pub.queue(pubItem{do: func(ctx context.Context, pipe redis.Pipeliner) { pipe.HSet(ctx, key, p.RequestID, b) }})
 }
 
 func (m *Manager) permDel(id string, requestIDs ...string) {
 	if !m.multi() || len(requestIDs) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), redisTimeout)
-	defer cancel()
-	_ = m.cfg.Redis.HDel(ctx, m.key("perm", id), requestIDs...).Err()
+	key := m.key("perm", id)
+	m.pub.queue(pubItem{do: func(ctx context.Context, pipe redis.Pipeliner) { pipe.HDel(ctx, key, requestIDs...) }})
 }
 
-// publish sends f to the other instances (to one socket when to != "").
+// publish sends f to the other instances (to one socket when to != ""),
+// in the background and in order (see publisher).
 func (r *Room) publish(to string, f Frame) {
-	b, _ := json.Marshal(wireFrame{From: r.m.instance, To: to, Line: f.Line, Data: f.Data})
-	ctx, cancel := context.WithTimeout(context.Background(), redisTimeout)
-	defer cancel()
-	if err := r.m.cfg.Redis.Publish(ctx, r.m.key("frames", r.id), b).Err(); err != nil {
-		r.m.log.Error("publish frame", "session_id", r.id, "err", err)
-	}
+	b, _ := json.Marshal(wireFrame{From: r.m.instance, To: to, Line: f.Line, Data: f.Data, Req: f.Request})
+	r.m.pub.publish(r.m.key("frames", r.id), b)
 }
 
 // deliverRemote hands a frame from another instance to the local sockets;
@@ -356,6 +443,20 @@ func (r *Room) deliverRemote(w wireFrame) {
 			s.Send(f)
 		}
 		return
+	}
+	if w.Req != "" {
+		// A request already delivered (sent again after a Redis
+		// failure, or found by resyncPending) is not delivered twice.
+		r.mu.Lock()
+		seen := r.relayed[w.Req]
+		if r.relayed == nil {
+			r.relayed = map[string]bool{}
+		}
+		r.relayed[w.Req] = true
+		r.mu.Unlock()
+		if seen {
+			return
+		}
 	}
 	if f.Line != 0 {
 		r.fill(f.Line - 1)
@@ -372,6 +473,45 @@ func (r *Room) deliverRemote(w wireFrame) {
 	r.mu.Unlock()
 	for _, s := range sinks {
 		s.Send(f)
+	}
+}
+
+// resyncPending, on a (re)subscription, delivers to the sockets here the
+// permission requests of the owner's process they have not been given: a
+// request published while this instance was not subscribed (Redis
+// restarting, a connection cut) is in the perm hash but its frame is lost.
+// The owner's own sockets get them from its process.
+func (r *Room) resyncPending() {
+	r.mu.Lock()
+	skip := r.owned || len(r.sinks) == 0
+	r.mu.Unlock()
+	if skip {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), redisTimeout)
+	defer cancel()
+	pending, err := r.m.pendingOf(ctx, r.id)
+	if err != nil {
+		r.m.log.ErrorContext(ctx, "read pending requests", "session_id", r.id, "err", err)
+		return
+	}
+	r.mu.Lock()
+	seen := r.relayed
+	r.relayed = make(map[string]bool, len(pending)) // only the pending ones are kept
+	var missed []agent.PermissionRequest
+	for _, p := range pending {
+		if !seen[p.RequestID] {
+			missed = append(missed, p)
+		}
+		r.relayed[p.RequestID] = true
+	}
+	sinks := r.sinkList()
+	r.mu.Unlock()
+	for _, p := range missed {
+		f := PermissionRequestFrame(p, false)
+		for _, s := range sinks {
+			s.Send(f)
+		}
 	}
 }
 
@@ -433,7 +573,9 @@ func (r *Room) forward(ctx context.Context, sender Sink, cmd Command) {
 	cctx, cancel := context.WithTimeout(ctx, redisTimeout)
 	defer cancel()
 	n, err := r.m.cfg.Redis.Publish(cctx, r.m.key("cmd", r.id), b).Result()
-	if err == nil && n == 0 {
+	if err == nil && n <= 1 {
+		// This instance listens too: nobody else got it (the owner is
+		// resubscribing after a Redis failure, for instance).
 		err = errors.New("no instance listens")
 	}
 	if err != nil {

@@ -31,7 +31,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/svc-code/svc-code/services/chat/internal/agent"
-	"github.com/svc-code/svc-code/services/chat/internal/agent/claude"
 	"github.com/svc-code/svc-code/services/chat/internal/providers"
 	"github.com/svc-code/svc-code/services/chat/internal/store"
 )
@@ -44,6 +43,9 @@ const controlTimeout = 15 * time.Second
 type Frame struct {
 	Line int64
 	Data []byte
+	// Request is the request id of a permission_request frame, by which
+	// the other instances de-duplicate it (see Room.resyncPending).
+	Request string
 }
 
 // NewFrame encodes v (a map or struct with a "type" field) as a Frame.
@@ -107,6 +109,15 @@ type Manager struct {
 	pumps sync.WaitGroup
 	bg    sync.WaitGroup // turn event writes, forwarded commands
 
+	turnPub turnPublisher // turns.go: the turn events, written in order
+
+	// appends group-commits the log appends; pub publishes frames to the
+	// other instances (batch.go).
+	appends *appender
+	pub     publisher
+	// closing is set by Close: the publisher stops retrying.
+	closing atomic.Bool
+
 	instance    string
 	nextSink    atomic.Uint64
 	ps          *redis.PubSub
@@ -130,6 +141,8 @@ func NewManager(cfg Config) *Manager {
 		cfg.Instance = newInstanceID()
 	}
 	m := &Manager{cfg: cfg, log: log, rooms: map[string]*Room{}, instance: cfg.Instance, subWait: map[string][]chan struct{}{}}
+	m.appends = newAppender(cfg.Store, &m.bg)
+	m.pub.m = m
 	if m.multi() {
 		m.startCluster()
 	}
@@ -183,21 +196,35 @@ func (m *Manager) Join(id string, s Sink) (*Room, Snapshot) {
 		}
 	}
 	r.mu.Unlock()
-	if m.multi() && !owned && len(snap.Pending) == 0 {
+	if m.multi() && !owned {
+		// The owner's state and pending requests, from Redis.
 		ctx, cancel := context.WithTimeout(context.Background(), redisTimeout)
 		defer cancel()
-		if p, err := m.pendingOf(ctx, id); err == nil {
-			snap.Pending = p
+		if running, compacting, pending, err := m.remoteState(ctx, id); err == nil {
+			snap.Running, snap.Compacting = running, compacting
+			if len(snap.Pending) == 0 {
+				snap.Pending = pending
+			}
 		} else {
-			m.log.Error("read pending requests", "session_id", id, "err", err)
+			m.log.Error("read the session's live state", "session_id", id, "err", err)
 		}
 	}
 	return r, snap
 }
 
-// State implements api.Runtime.
-func (m *Manager) State(_ context.Context, id string) (running, compacting bool) {
+// State implements api.Runtime: the session's live state on the instance
+// that owns it (read from Redis when that is another instance).
+func (m *Manager) State(ctx context.Context, id string) (running, compacting bool) {
 	r := m.lookup(id)
+	if !m.ownedHere(r) {
+		cctx, cancel := context.WithTimeout(ctx, redisTimeout)
+		defer cancel()
+		running, compacting, _, err := m.remoteState(cctx, id)
+		if err != nil {
+			m.log.ErrorContext(ctx, "read the session's live state", "session_id", id, "err", err)
+		}
+		return running, compacting
+	}
 	if r == nil {
 		return false, false
 	}
@@ -297,6 +324,7 @@ func (m *Manager) Active(ctx context.Context) ([]string, error) {
 
 // Close ends every agent process and waits for their pumps.
 func (m *Manager) Close() {
+	m.closing.Store(true)
 	m.mu.Lock()
 	rooms := m.rooms
 	m.rooms = map[string]*Room{}
@@ -319,6 +347,10 @@ type Room struct {
 	appendMu sync.Mutex
 	// startMu serialises starting the provider.
 	startMu sync.Mutex
+	// stateMu serialises writing the live state to Redis; stateWritten is
+	// the value written last (state.go).
+	stateMu      sync.Mutex
+	stateWritten string
 
 	// claimMu serialises claiming the session; cmdMu guards the queue of
 	// commands forwarded by other instances.
@@ -329,6 +361,7 @@ type Room struct {
 
 	mu         sync.Mutex
 	owned      bool            // this instance holds the session's claim
+	leaseUntil time.Time       // when owned: the claim lives at least until then
 	lastLine   int64           // the last line delivered to the sinks here
 	sinks      map[Sink]string // to its socket id
 	ids        map[string]Sink
@@ -337,13 +370,18 @@ type Room struct {
 	running    bool
 	compacting bool
 	pending    map[string]agent.PermissionRequest
-	order      []string  // request ids in arrival order
+	order      []string // request ids in arrival order
+	// relayed: the permission requests of another instance's process
+	// delivered to the sinks here (see resyncPending).
+	relayed    map[string]bool
 	sent       []*prompt // prompts sent, their turn not started yet
 	turns      []*prompt // turns started, not ended yet (oldest first)
 	cwd, model string    // of the current provider, for turn events
 	// For the turn heartbeat: when the running turn started, when the
 	// agent last said something, when the last heartbeat went out.
 	turnStart, lastActivity, lastBeat time.Time
+	// providerLocked: the session's provider is known to be locked.
+	providerLocked bool
 }
 
 // ID is the session id.
@@ -400,17 +438,18 @@ func (r *Room) sinkList() []Sink {
 	return sinks
 }
 
-// appendAndBroadcast stores payload as the next line of the log and
-// broadcasts frame(line).
-func (r *Room) appendAndBroadcast(ctx context.Context, kind string, payload json.RawMessage, frame func(line int64) Frame) (int64, error) {
+// appendAndBroadcast stores payload as the next line of the log and, once
+// it is committed, broadcasts frame(line). The append goes in the
+// instance's next group commit (batch.go).
+func (r *Room) appendAndBroadcast(_ context.Context, kind string, payload json.RawMessage, frame func(line int64) Frame) (store.Message, error) {
 	r.appendMu.Lock()
 	defer r.appendMu.Unlock()
-	msg, err := r.m.cfg.Store.AppendMessage(ctx, r.id, kind, payload)
+	msg, err := r.m.appends.append(r.id, kind, payload)
 	if err != nil {
-		return 0, err
+		return store.Message{}, err
 	}
 	r.Broadcast(frame(msg.Line))
-	return msg.Line, nil
+	return msg, nil
 }
 
 // FrameOf turns a stored message into the frame it was broadcast as.
@@ -439,7 +478,7 @@ func (r *Room) UserMessage(ctx context.Context, sender Sink, content string, ima
 	if len(images) == 0 {
 		payload, _ = json.Marshal(map[string]any{"role": "user", "content": content})
 	}
-	line, err := r.appendAndBroadcast(ctx, store.KindUserPrompt, payload, func(line int64) Frame {
+	msg, err := r.appendAndBroadcast(ctx, store.KindUserPrompt, payload, func(line int64) Frame {
 		return NewFrame(line, map[string]any{"type": "message_stored", "message": json.RawMessage(payload), "line": line})
 	})
 	if err != nil {
@@ -447,16 +486,16 @@ func (r *Room) UserMessage(ctx context.Context, sender Sink, content string, ima
 		sender.Send(ErrorFrame("could not store the message"))
 		return
 	}
-	sender.Send(NewFrame(0, map[string]any{"type": "user_message_stored", "promptId": fmt.Sprintf("%s:%d", r.id, line), "isFavorite": false}))
+	line := msg.Line
+	// A prompt whose text is a favorite is stored as one (store.AppendMessage).
+	sender.Send(NewFrame(0, map[string]any{"type": "user_message_stored", "promptId": fmt.Sprintf("%s:%d", r.id, line), "isFavorite": msg.IsFavorite}))
 
 	prov, err := r.provider(ctx)
 	if err != nil {
 		r.Broadcast(ErrorFrame(err.Error()))
 		return
 	}
-	if _, err := r.m.cfg.Store.LockProvider(ctx, r.id); err != nil {
-		r.m.log.ErrorContext(ctx, "lock provider", "session_id", r.id, "err", err)
-	}
+	r.lockProvider(ctx)
 	turn := agent.Turn{Text: content}
 	for _, im := range images {
 		turn.Images = append(turn.Images, agent.Image{MediaType: im.Source.MediaType, Data: im.Source.Data})
@@ -489,6 +528,7 @@ func (r *Room) setRunning(v bool) {
 	}
 	r.running = v
 	r.mu.Unlock()
+	r.stateChanged()
 }
 
 // heartbeat broadcasts the turn heartbeat (see Config.Heartbeat) until done
@@ -541,31 +581,27 @@ func (r *Room) provider(ctx context.Context) (agent.Provider, error) {
 		return nil, fmt.Errorf("session %s: %w", r.id, err)
 	}
 	desc, ok := providers.Lookup(sess.Provider)
-	if !ok || desc.Name != providers.AgentSDK {
-		return nil, fmt.Errorf("provider %q is not supported yet by this server", sess.Provider)
+	if !ok {
+		return nil, fmt.Errorf("provider %q is not supported by this server", sess.Provider)
 	}
 	opts := agent.Options{
 		Cwd:            sess.Cwd,
 		Model:          sess.Model,
 		PermissionMode: sess.PermissionMode,
 		Resume:         sess.ProviderSessionID,
-		Env:            r.m.cfg.Env,
-		Log:            r.m.log.With("session_id", r.id),
+		// A fork's first run continues its parent's conversation as a
+		// new one.
+		Fork: sess.ParentID != "" && sess.Turns == 0 && sess.ProviderSessionID != "",
+		Env:  r.m.cfg.Env,
+		Log:  r.m.log.With("session_id", r.id),
 	}
 	var p agent.Provider
 	if r.m.cfg.NewProvider != nil {
 		p = r.m.cfg.NewProvider(opts)
 	} else {
-		var configured string
-		if _, err := r.m.cfg.Store.Setting(ctx, "provider_path/"+desc.Program, &configured); err != nil {
+		if p, err = providers.NewAgent(ctx, r.m.cfg.Store, desc, opts, r.m.cfg.LookPath); err != nil {
 			return nil, err
 		}
-		resolved, err := desc.Resolve(configured, r.m.cfg.LookPath)
-		if err != nil {
-			return nil, &agent.MissingExecutableError{Provider: desc.Name, Program: resolved, PathName: desc.Program, Err: err}
-		}
-		opts.Executable = resolved
-		p = claude.New(claude.Config{Options: opts})
 	}
 	done := make(chan struct{})
 	r.mu.Lock()
@@ -599,8 +635,14 @@ func (r *Room) pump(p agent.Provider, providerSessionID, providerName string) {
 	ctx := context.Background()
 	log := r.m.log.With("session_id", r.id)
 	st := r.m.cfg.Store
+	var ahead agent.Event // an event read ahead of its turn
+	turnRecorded := false // the TurnEnded read ahead is recorded
 	for {
-		ev, err := p.Events().Next(ctx)
+		ev, err := ahead, error(nil)
+		ahead = nil
+		if ev == nil {
+			ev, err = p.Events().Next(ctx)
+		}
 		if errors.Is(err, io.EOF) {
 			break
 		}
@@ -609,31 +651,44 @@ func (r *Room) pump(p agent.Provider, providerSessionID, providerName string) {
 		r.mu.Unlock()
 		switch e := ev.(type) {
 		case agent.Message:
-			switch {
-			case e.Type == agent.TypeAssistant:
-				r.countTools(e.Raw)
-			case e.Type == agent.TypeSystem && e.Subtype == "init":
-				var init struct {
-					Model string `json:"model"`
-				}
-				if json.Unmarshal(e.Raw, &init) == nil && init.Model != "" {
-					r.mu.Lock()
-					r.model = init.Model
-					r.mu.Unlock()
-				}
-			}
-			if _, err := r.appendAndBroadcast(ctx, store.KindAgent, e.Raw, func(line int64) Frame {
-				return NewFrame(line, map[string]any{"type": "agent_message", "data": e.Raw, "line": line})
-			}); err != nil {
-				log.ErrorContext(ctx, "store agent message", "err", err)
-				r.Broadcast(NewFrame(0, map[string]any{"type": "agent_message", "data": e.Raw}))
-			}
-			if e.SessionID != "" && e.SessionID != providerSessionID {
-				providerSessionID = e.SessionID
-				if _, err := st.SetProviderSessionID(ctx, r.id, e.SessionID); err != nil {
-					log.ErrorContext(ctx, "store provider session id", "err", err)
+			// The agent messages already waiting go to the log together.
+			var run []agent.Message
+			run, ahead = r.moreMessages(p, e)
+			for _, e := range run {
+				r.trackTools(e)
+				switch {
+				case e.Type == agent.TypeSystem && e.Subtype == "init":
+					var init struct {
+						Model string `json:"model"`
+					}
+					if json.Unmarshal(e.Raw, &init) == nil && init.Model != "" {
+						r.mu.Lock()
+						r.model = init.Model
+						r.mu.Unlock()
+					}
 				}
 			}
+			for _, e := range run {
+				if e.SessionID != "" && e.SessionID != providerSessionID {
+					providerSessionID = e.SessionID
+					if _, err := st.SetProviderSessionID(ctx, r.id, e.SessionID); err != nil {
+						log.ErrorContext(ctx, "store provider session id", "err", err)
+					}
+				}
+			}
+			if run[len(run)-1].Type == agent.TypeResult {
+				// The turn's result: its TurnEnded follows at once. The
+				// turn is recorded (turns, cost, not running) before the
+				// result goes out, so a client reading the session upon
+				// the result sees it (and, stored above, its provider
+				// session id).
+				ahead = r.readAhead(p)
+				if te, ok := ahead.(agent.TurnEnded); ok {
+					r.recordTurn(ctx, te.CostUSD)
+					turnRecorded = true
+				}
+			}
+			r.appendAgentMessages(run)
 		case agent.RawOutput:
 			r.Broadcast(NewFrame(0, map[string]any{"type": "raw_output", "line": e.Line}))
 		case agent.Stderr:
@@ -666,6 +721,7 @@ func (r *Room) pump(p agent.Provider, providerSessionID, providerName string) {
 			r.compacting = e.Phase == agent.CompactionStarted
 			compacting := r.compacting
 			r.mu.Unlock()
+			r.stateChanged()
 			r.Broadcast(NewFrame(0, map[string]any{
 				"type": "compact_progress", "phase": e.Phase, "result": e.Result,
 				"trigger": e.Trigger, "is_compacting": compacting,
@@ -678,18 +734,17 @@ func (r *Room) pump(p agent.Provider, providerSessionID, providerName string) {
 			r.setRunning(true)
 			r.turnStarted(providerName)
 		case agent.TurnEnded:
-			r.mu.Lock()
-			r.running, r.compacting = false, false
-			r.mu.Unlock()
-			if _, err := st.RecordTurn(ctx, r.id, e.CostUSD); err != nil {
-				log.ErrorContext(ctx, "record turn", "err", err)
+			if !turnRecorded {
+				r.recordTurn(ctx, e.CostUSD)
 			}
+			turnRecorded = false
 			r.turnEnded(&e)
 		case agent.ProcessExited:
 			r.mu.Lock()
 			r.running, r.compacting = false, false
 			cut := e.TurnRunning
 			r.mu.Unlock()
+			r.stateChanged()
 			if cut {
 				r.turnEnded(nil)
 			}
@@ -709,8 +764,97 @@ func (r *Room) pump(p agent.Provider, providerSessionID, providerName string) {
 	}
 	r.running, r.compacting = false, false
 	r.mu.Unlock()
+	r.stateChanged()
 	if mine {
 		r.m.setLive(r.id, false)
+	}
+}
+
+// maxRun bounds the agent messages appended together.
+const maxRun = 64
+
+// moreMessages returns first and the agent messages already queued after
+// it (up to maxRun in all, ending at a result), and the event read past
+// them, if any, for the pump to handle next.
+func (r *Room) moreMessages(p agent.Provider, first agent.Message) (run []agent.Message, next agent.Event) {
+	run = []agent.Message{first}
+	now, cancel := context.WithCancel(context.Background())
+	cancel() // Next returns a queued event, or at once the context's error
+	for len(run) < maxRun && run[len(run)-1].Type != agent.TypeResult {
+		ev, err := p.Events().Next(now)
+		if err != nil {
+			return run, nil
+		}
+		m, ok := ev.(agent.Message)
+		if !ok {
+			return run, ev
+		}
+		run = append(run, m)
+	}
+	return run, nil
+}
+
+// appendAgentMessages stores run as the next lines of the log, in one
+// group commit, and broadcasts their frames in order once committed. A
+// message that cannot be stored is still broadcast, without a line.
+func (r *Room) appendAgentMessages(run []agent.Message) {
+	r.appendMu.Lock()
+	defer r.appendMu.Unlock()
+	payloads := make([]json.RawMessage, len(run))
+	for i, e := range run {
+		payloads[i] = e.Raw
+	}
+	res := r.m.appends.appendAll(r.id, store.KindAgent, payloads)
+	for i, e := range run {
+		if res[i].err != nil {
+			r.m.log.Error("store agent message", "session_id", r.id, "err", res[i].err)
+			r.Broadcast(NewFrame(0, map[string]any{"type": "agent_message", "data": e.Raw}))
+			continue
+		}
+		line := res[i].msg.Line
+		r.Broadcast(NewFrame(line, map[string]any{"type": "agent_message", "data": e.Raw, "line": line}))
+	}
+}
+
+// lockProvider locks the session's provider, as its first turn does; a
+// lock is never undone, so once done it is not asked again.
+func (r *Room) lockProvider(ctx context.Context) {
+	r.mu.Lock()
+	done := r.providerLocked
+	r.mu.Unlock()
+	if done {
+		return
+	}
+	if _, err := r.m.cfg.Store.LockProvider(ctx, r.id); err != nil {
+		r.m.log.ErrorContext(ctx, "lock provider", "session_id", r.id, "err", err)
+		return
+	}
+	r.mu.Lock()
+	r.providerLocked = true
+	r.mu.Unlock()
+}
+
+// readAhead returns p's next event if one comes within readAheadTimeout,
+// else nil (the pump reads it in its turn).
+func (r *Room) readAhead(p agent.Provider) agent.Event {
+	ctx, cancel := context.WithTimeout(context.Background(), readAheadTimeout)
+	defer cancel()
+	ev, err := p.Events().Next(ctx)
+	if err != nil {
+		return nil
+	}
+	return ev
+}
+
+// recordTurn marks the turn ended (not running, not compacting) and counts
+// it, with its cost, in the session.
+func (r *Room) recordTurn(ctx context.Context, costUSD float64) {
+	r.mu.Lock()
+	r.running, r.compacting = false, false
+	r.mu.Unlock()
+	r.stateChanged()
+	if _, err := r.m.cfg.Store.RecordTurn(ctx, r.id, costUSD); err != nil {
+		r.m.log.ErrorContext(ctx, "record turn", "session_id", r.id, "err", err)
 	}
 }
 
@@ -747,7 +891,9 @@ func PermissionRequestFrame(p agent.PermissionRequest, replay bool) Frame {
 	if replay {
 		f["replay"] = true
 	}
-	return NewFrame(0, f)
+	fr := NewFrame(0, f)
+	fr.Request = p.RequestID
+	return fr
 }
 
 // PermissionResponse answers a pending request and broadcasts
@@ -839,6 +985,7 @@ func (r *Room) Clear(ctx context.Context) (store.Session, error) {
 	r.order, r.pending = nil, map[string]agent.PermissionRequest{}
 	r.running, r.compacting = false, false
 	r.mu.Unlock()
+	r.stateChanged()
 	r.m.permDel(r.id, ids...)
 	for _, id := range ids {
 		r.Broadcast(NewFrame(0, map[string]any{

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -15,8 +16,38 @@ import (
 // TurnStreamMaxLen bounds the turn events stream (approximate trimming).
 const TurnStreamMaxLen = 100000
 
-// turnAddTimeout bounds one XADD of a turn event.
-const turnAddTimeout = 5 * time.Second
+// Turn event writes: each XADD gets turnAddTimeout; a failed one is retried
+// up to turnAddAttempts times in all, the wait doubling from turnRetryDelay,
+// for as long as the event is younger than the sum of those waits (about
+// 13 s after it was queued). Then it is logged and given up. While Redis is
+// down (the last event was given up), an event already past that age is
+// given up without an attempt: a long outage, or a Close during one (Close
+// waits for the queue), costs one retry budget, not one per event. At most
+// turnQueueMax events wait; past that the oldest is dropped (and logged),
+// so a long Redis outage costs bounded memory.
+const (
+	turnAddTimeout  = 5 * time.Second
+	turnAddAttempts = 8
+	turnQueueMax    = 10000
+)
+
+// turnRetryDelay is the first wait between attempts (a variable for the
+// tests).
+var turnRetryDelay = 100 * time.Millisecond
+
+// turnRetryBudget is how long after it was queued an event may still be
+// retried: the sum of the waits between turnAddAttempts attempts.
+func turnRetryBudget() time.Duration { return turnRetryDelay * (1<<(turnAddAttempts-1) - 1) }
+
+// turnNumberTimeout bounds the read of the session's turn count.
+const turnNumberTimeout = 2 * time.Second
+
+// Outcomes of a tool call in turn_ended's tools.
+const (
+	toolOK     = "ok"
+	toolError  = "error"
+	toolDenied = "denied"
+)
 
 // prompt is a user message sent to the agent, waiting for its turn.
 type prompt struct {
@@ -24,28 +55,142 @@ type prompt struct {
 	text  string
 	cwd   string
 	model string
-	start time.Time
-	tools int // tool_use blocks in the turn's assistant messages
+	// provider and start: set when the turn starts.
+	provider string
+	start    time.Time
+	number   int // the session's turn count at this turn, 1-based; 0 if unknown
+
+	// The turn's tool calls, in tool_use order; byID indexes them by
+	// tool_use id; denied holds the ids of the denied ones.
+	tools  []*toolCall
+	byID   map[string]*toolCall
+	denied map[string]bool
 }
 
-// publishTurn adds a turn event to the turns stream, in the background:
-// failures are logged, never reported to the turn.
+// toolCall is one tool_use of a turn and what became of it.
+type toolCall struct {
+	name     string
+	used     time.Time // when its tool_use arrived
+	done     bool      // its tool_result arrived
+	isError  bool      // the tool_result's is_error
+	duration time.Duration
+}
+
+// turnTool is a tool call as turn_ended's tools field carries it.
+type turnTool struct {
+	Name       string `json:"name"`
+	DurationMS *int64 `json:"duration_ms"` // null when no tool_result came
+	Outcome    string `json:"outcome"`     // ok, error or denied
+}
+
+// turnPublisher writes turn events to the stream one at a time, in the
+// order they happen, retrying on failure. Its zero value is ready.
+type turnPublisher struct {
+	mu      sync.Mutex
+	queue   []queuedTurn
+	running bool
+	// down: the last event was given up (Redis is taken as down).
+	down bool
+}
+
+// queuedTurn is a turn event waiting to be written, and when it was queued.
+type queuedTurn struct {
+	values map[string]any
+	at     time.Time
+}
+
+// publishTurn queues a turn event for the turns stream. The write happens
+// in the background, in order, with bounded retries: failures are logged,
+// never reported to the turn.
 func (m *Manager) publishTurn(values map[string]any) {
 	if m.cfg.Redis == nil || m.cfg.TurnStream == "" {
 		return
 	}
-	m.bg.Add(1)
-	go func() {
-		defer m.bg.Done()
+	p := &m.turnPub
+	p.mu.Lock()
+	if len(p.queue) >= turnQueueMax {
+		m.log.Error("drop turn event: queue full", "stream", m.cfg.TurnStream, "event", p.queue[0].values["event"], "turn_id", p.queue[0].values["turn_id"])
+		p.queue = p.queue[1:]
+	}
+	p.queue = append(p.queue, queuedTurn{values: values, at: time.Now()})
+	start := !p.running
+	p.running = true
+	p.mu.Unlock()
+	if start {
+		m.bg.Add(1)
+		go m.drainTurns()
+	}
+}
+
+// drainTurns writes the queued turn events until the queue is empty.
+func (m *Manager) drainTurns() {
+	defer m.bg.Done()
+	p := &m.turnPub
+	for {
+		p.mu.Lock()
+		if len(p.queue) == 0 {
+			p.running = false
+			p.mu.Unlock()
+			return
+		}
+		q := p.queue[0]
+		p.queue = p.queue[1:]
+		down := p.down
+		p.mu.Unlock()
+		ok := m.addTurnEvent(q, down)
+		p.mu.Lock()
+		p.down = !ok
+		p.mu.Unlock()
+	}
+}
+
+// addTurnEvent XADDs one event, retrying with backoff within its retry
+// budget; down: the previous event was given up. It reports whether the
+// event was written.
+func (m *Manager) addTurnEvent(q queuedTurn, down bool) bool {
+	values := q.values
+	deadline := q.at.Add(turnRetryBudget())
+	if down && time.Now().After(deadline) {
+		m.log.Error("drop turn event: Redis down past its retry time", "stream", m.cfg.TurnStream,
+			"event", values["event"], "turn_id", values["turn_id"])
+		return false
+	}
+	delay := turnRetryDelay
+	for attempt := 1; ; attempt++ {
 		ctx, cancel := context.WithTimeout(context.Background(), turnAddTimeout)
-		defer cancel()
 		err := m.cfg.Redis.XAdd(ctx, &redis.XAddArgs{
 			Stream: m.cfg.TurnStream, MaxLen: TurnStreamMaxLen, Approx: true, Values: values,
 		}).Err()
-		if err != nil {
-			m.log.Error("add turn event", "stream", m.cfg.TurnStream, "event", values["event"], "err", err)
+		cancel()
+		if err == nil {
+			return true
 		}
-	}()
+		wait := min(delay, time.Until(deadline))
+		if attempt >= turnAddAttempts || wait <= 0 {
+			m.log.Error("add turn event", "stream", m.cfg.TurnStream, "event", values["event"],
+				"turn_id", values["turn_id"], "attempts", attempt, "err", err)
+			return false
+		}
+		m.log.Warn("add turn event, retrying", "stream", m.cfg.TurnStream, "event", values["event"],
+			"turn_id", values["turn_id"], "attempt", attempt, "err", err)
+		time.Sleep(wait)
+		delay *= 2
+	}
+}
+
+// turnNumber is the number the session's next turn gets: its stored turn
+// count plus one (the count grows when a turn's result is recorded, so a
+// turn cut off by the process's exit leaves it, and its number, unchanged).
+// 0 when the count cannot be read.
+func (r *Room) turnNumber() int {
+	ctx, cancel := context.WithTimeout(context.Background(), turnNumberTimeout)
+	defer cancel()
+	sess, err := r.m.cfg.Store.Get(ctx, r.id)
+	if err != nil {
+		r.m.log.Error("read turn count", "session_id", r.id, "err", err)
+		return 0
+	}
+	return sess.Turns + 1
 }
 
 // turnStarted pops the next sent prompt as the running turn and publishes
@@ -58,43 +203,135 @@ func (r *Room) turnStarted(provider string) {
 	}
 	t := r.sent[0]
 	r.sent = r.sent[1:]
-	t.start = time.Now()
+	t.start, t.provider = time.Now(), provider
 	r.turns = append(r.turns, t)
 	r.mu.Unlock()
-	r.m.publishTurn(map[string]any{
+	number := r.turnNumber()
+	r.mu.Lock()
+	t.number = number
+	r.mu.Unlock()
+	v := map[string]any{
 		"event": "turn_started", "session_id": r.id, "turn_id": t.id, "prompt": t.text,
 		"cwd": t.cwd, "provider": provider, "model": t.model,
 		"started_at": t.start.UTC().Format(time.RFC3339Nano),
-	})
+	}
+	if number > 0 {
+		v["turn_number"] = number
+	}
+	r.m.publishTurn(v)
 }
 
-// countTools adds the tool_use blocks of an assistant message to the
-// running turn.
-func (r *Room) countTools(raw json.RawMessage) {
-	var msg struct {
-		Message struct {
-			Content []struct {
-				Type string `json:"type"`
-			} `json:"content"`
-		} `json:"message"`
-	}
-	if json.Unmarshal(raw, &msg) != nil {
+// toolMessage is what trackTools reads of an agent message.
+type toolMessage struct {
+	Message struct {
+		Content json.RawMessage `json:"content"` // a string or a list of blocks
+	} `json:"message"`
+	ToolUseID         string `json:"tool_use_id"` // system/permission_denied
+	PermissionDenials []struct {
+		ToolUseID string `json:"tool_use_id"`
+	} `json:"permission_denials"` // result
+}
+
+// toolBlock is a content block of an assistant or user message.
+type toolBlock struct {
+	Type      string `json:"type"`
+	ID        string `json:"id"`          // tool_use
+	Name      string `json:"name"`        // tool_use
+	ToolUseID string `json:"tool_use_id"` // tool_result
+	IsError   bool   `json:"is_error"`    // tool_result
+}
+
+// trackTools follows the running turn's tool calls: the tool_use blocks of
+// assistant messages, the tool_result blocks of user messages, and the
+// denials (system/permission_denied, the result's permission_denials).
+func (r *Room) trackTools(e agent.Message) {
+	switch {
+	case e.Type == agent.TypeAssistant, e.Type == agent.TypeUser,
+		e.Type == agent.TypeSystem && e.Subtype == "permission_denied", e.Type == agent.TypeResult:
+	default:
 		return
 	}
-	n := 0
-	for _, b := range msg.Message.Content {
-		if b.Type == "tool_use" {
-			n++
+	var msg toolMessage
+	if json.Unmarshal(e.Raw, &msg) != nil {
+		return
+	}
+	var blocks []toolBlock
+	if len(msg.Message.Content) > 0 && msg.Message.Content[0] == '[' {
+		_ = json.Unmarshal(msg.Message.Content, &blocks)
+	}
+	now := time.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.turns) == 0 {
+		return
+	}
+	t := r.turns[0]
+	switch e.Type {
+	case agent.TypeAssistant:
+		for _, b := range blocks {
+			if b.Type != "tool_use" {
+				continue
+			}
+			c := &toolCall{name: b.Name, used: now}
+			t.tools = append(t.tools, c)
+			if b.ID != "" {
+				if t.byID == nil {
+					t.byID = map[string]*toolCall{}
+				}
+				t.byID[b.ID] = c
+			}
+		}
+	case agent.TypeUser:
+		for _, b := range blocks {
+			if c := t.byID[b.ToolUseID]; b.Type == "tool_result" && c != nil && !c.done {
+				c.done, c.isError, c.duration = true, b.IsError, now.Sub(c.used)
+			}
+		}
+	case agent.TypeSystem:
+		t.deny(msg.ToolUseID)
+	case agent.TypeResult:
+		for _, d := range msg.PermissionDenials {
+			t.deny(d.ToolUseID)
 		}
 	}
-	if n == 0 {
+}
+
+// deny marks the tool call id as denied.
+func (t *prompt) deny(id string) {
+	if id == "" {
 		return
 	}
-	r.mu.Lock()
-	if len(r.turns) > 0 {
-		r.turns[0].tools += n
+	if t.denied == nil {
+		t.denied = map[string]bool{}
 	}
-	r.mu.Unlock()
+	t.denied[id] = true
+}
+
+// toolList is turn_ended's tools: each tool call with its duration and
+// outcome. Call with r.mu held or t no longer shared.
+func (t *prompt) toolList() []turnTool {
+	denied := map[*toolCall]bool{}
+	for id := range t.denied {
+		if c := t.byID[id]; c != nil {
+			denied[c] = true
+		}
+	}
+	out := make([]turnTool, 0, len(t.tools))
+	for _, c := range t.tools {
+		tt := turnTool{Name: c.name, Outcome: toolOK}
+		if c.done {
+			ms := c.duration.Milliseconds()
+			tt.DurationMS = &ms
+		}
+		switch {
+		case denied[c]:
+			tt.Outcome = toolDenied
+		case !c.done || c.isError:
+			tt.Outcome = toolError
+		}
+		out = append(out, tt)
+	}
+	return out
 }
 
 // turnEnded pops the running turn and publishes turn_ended; e is nil for a
@@ -107,13 +344,24 @@ func (r *Room) turnEnded(e *agent.TurnEnded) {
 	}
 	t := r.turns[0]
 	r.turns = r.turns[1:]
+	tools := t.toolList()
+	number := t.number
 	r.mu.Unlock()
+	toolsJSON, err := json.Marshal(tools)
+	if err != nil {
+		toolsJSON = []byte("[]")
+	}
 	now := time.Now()
 	v := map[string]any{
 		"event": "turn_ended", "session_id": r.id, "turn_id": t.id, "prompt": t.text, "model": t.model,
+		"cwd": t.cwd, "provider": t.provider,
 		"cost_usd": "0", "input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0,
-		"cache_creation_tokens": 0, "duration_ms": now.Sub(t.start).Milliseconds(), "tool_calls": t.tools,
+		"cache_creation_tokens": 0, "duration_ms": now.Sub(t.start).Milliseconds(), "tool_calls": len(tools),
+		"tools":    string(toolsJSON),
 		"is_error": "true", "stop_reason": "process_exited", "ended_at": now.UTC().Format(time.RFC3339Nano),
+	}
+	if number > 0 {
+		v["turn_number"] = number
 	}
 	if e != nil {
 		if e.Model != "" {

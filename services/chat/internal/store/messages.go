@@ -33,20 +33,31 @@ func (m Message) SID() string { return m.SessionID + ":" + strconv.FormatInt(m.L
 // AppendMessage stores a message at the next line of the session's log
 // and returns it. payload must be a JSON value (a JSON object, in
 // practice). The line is allocated and the message inserted in one
-// statement: concurrent appends get unique, gapless lines.
+// statement: concurrent appends get unique, gapless lines. A user prompt
+// whose content is the text of a favorite prompt is stored as a favorite
+// too (IsFavorite), so re-sending a favorite keeps it one.
 func (s *Store) AppendMessage(ctx context.Context, id, kind string, payload json.RawMessage) (Message, error) {
 	m := Message{SessionID: id, Kind: kind, Payload: payload}
-	err := s.db.QueryRow(ctx, `WITH s AS (
-			UPDATE sessions SET next_line = next_line + 1, updated_at = now() WHERE id = $1 RETURNING id, next_line
-		)
-		INSERT INTO session_messages (session_id, line, kind, payload)
-		SELECT s.id, s.next_line, $2, $3 FROM s
-		RETURNING line, created_at`, id, kind, string(payload)).Scan(&m.Line, &m.CreatedAt)
+	err := s.db.QueryRow(ctx, appendSQL, id, kind, string(payload)).Scan(&m.Line, &m.IsFavorite, &m.CreatedAt)
 	if err != nil {
 		return Message{}, notFound(err, "append message to session", id)
 	}
 	return m, nil
 }
+
+// appendSQL is AppendMessage's statement (also queued by AppendMessages):
+// $1 session id, $2 kind, $3 payload; it returns line, is_favorite,
+// created_at.
+const appendSQL = `WITH s AS (
+		UPDATE sessions SET next_line = next_line + 1, updated_at = now() WHERE id = $1 RETURNING id, next_line
+	)
+	INSERT INTO session_messages (session_id, line, kind, payload, is_favorite)
+	SELECT s.id, s.next_line, $2, $3, CASE WHEN $2 = 'user_prompt' THEN EXISTS (
+			SELECT 1 FROM session_messages f WHERE f.is_favorite AND f.kind = 'user_prompt'
+				AND f.payload ->> 'content' = $3::jsonb ->> 'content')
+		ELSE false END
+	FROM s
+	RETURNING line, is_favorite, created_at`
 
 // Messages returns up to limit messages of the session's log whose line is
 // after since, in line order. It does not check that the session exists:

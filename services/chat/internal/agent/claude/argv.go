@@ -41,6 +41,7 @@ type Launch struct {
 	Model          string
 	PermissionMode string
 	Resume         string   // the CLI session id to continue, or ""
+	ForkSession    bool     // continue Resume as a new session (--fork-session)
 	ExtraArgs      []string // appended as given
 }
 
@@ -49,7 +50,7 @@ type Launch struct {
 //
 //	--output-format=stream-json --verbose --input-format=stream-json
 //	[--model=M] --permission-prompt-tool=stdio --permission-mode=MODE
-//	[--allow-dangerously-skip-permissions] [--resume=ID] [extra...]
+//	[--allow-dangerously-skip-permissions] [--resume=ID [--fork-session]] [extra...]
 //
 // --permission-prompt-tool=stdio routes permission asks over the control
 // protocol; the bypass allow flag is added only when the mode is
@@ -69,6 +70,9 @@ func Args(l Launch) []string {
 	}
 	if l.Resume != "" {
 		args = append(args, "--resume="+l.Resume)
+		if l.ForkSession {
+			args = append(args, "--fork-session")
+		}
 	}
 	return append(args, l.ExtraArgs...)
 }

@@ -32,6 +32,17 @@ func TestArgs(t *testing.T) {
 				"--allow-dangerously-skip-permissions", "--setting-sources="),
 		},
 		{
+			name:   "a fork resumes as a new session",
+			launch: Launch{Resume: "048421db-1752-4580-a33a-b0a11100d863", ForkSession: true},
+			want: append(slices.Clone(base), "--permission-prompt-tool=stdio", "--permission-mode=default",
+				"--resume=048421db-1752-4580-a33a-b0a11100d863", "--fork-session"),
+		},
+		{
+			name:   "fork without a session to resume is a plain start",
+			launch: Launch{ForkSession: true},
+			want:   append(slices.Clone(base), "--permission-prompt-tool=stdio", "--permission-mode=default"),
+		},
+		{
 			name:   "a resume id starting with a dash stays one token",
 			launch: Launch{Resume: "-x"},
 			want:   append(slices.Clone(base), "--permission-prompt-tool=stdio", "--permission-mode=default", "--resume=-x"),

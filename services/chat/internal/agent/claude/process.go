@@ -71,8 +71,19 @@ func spawn(ctx context.Context, p *Provider, program string, l Launch) (*process
 	}
 	args := Args(l)
 	cmd := exec.CommandContext(context.WithoutCancel(ctx), path, args...)
+	// Start reports a missing working directory as ENOENT, like a missing
+	// program: check it first, so the error names the right thing.
+	if dir := p.cfg.Cwd; dir != "" {
+		info, err := os.Stat(dir)
+		if err != nil {
+			return nil, fmt.Errorf("working directory: %w", err)
+		}
+		if !info.IsDir() {
+			return nil, fmt.Errorf("working directory %s: not a directory", dir)
+		}
+	}
 	cmd.Dir = p.cfg.Cwd
-	cmd.Env = Env(os.Environ(), p.cfg.Env, l.PermissionMode, p.euid())
+	cmd.Env = Env(agent.ServerEnv(), p.cfg.Env, l.PermissionMode, p.euid())
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 
 	// Our own pipes (*os.File on both sides): no copying goroutines inside

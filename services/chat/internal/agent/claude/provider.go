@@ -57,7 +57,11 @@ type Provider struct {
 	mu        sync.Mutex
 	proc      *process // the live process, or nil
 	sessionID string   // the CLI's session id, for --resume
-	mode      string   // the session's permission mode: the last set or reported
+	// fork: sessionID is the parent's (a forked chat session's first
+	// launch): resume it with --fork-session, until the CLI reports the
+	// new session's id.
+	fork bool
+	mode string // the session's permission mode: the last set or reported
 	// pendingMode is a mode change the live process did not take
 	// (next_turn): the next turn on an idle process relaunches it in it.
 	pendingMode string
@@ -100,6 +104,7 @@ func New(cfg Config) *Provider {
 		log:       log.With("provider", Name),
 		events:    agent.NewStream(),
 		sessionID: cfg.Resume,
+		fork:      cfg.Fork && cfg.Resume != "",
 		mode:      cfg.PermissionMode,
 	}
 }
@@ -202,7 +207,10 @@ func (p *Provider) ensure(ctx context.Context, forTurn bool) (*process, error) {
 	if p.pendingMode != "" {
 		p.mode, p.pendingMode = p.pendingMode, ""
 	}
-	launch := Launch{Model: p.cfg.Model, PermissionMode: p.mode, Resume: p.sessionID, ExtraArgs: p.cfg.ExtraArgs}
+	launch := Launch{
+		Model: p.cfg.Model, PermissionMode: p.mode, Resume: p.sessionID, ForkSession: p.fork,
+		ExtraArgs: p.cfg.ExtraArgs,
+	}
 	p.mu.Unlock()
 	pr, err := spawn(ctx, p, p.cfg.Executable, launch)
 	if err != nil {
@@ -226,6 +234,9 @@ func (p *Provider) processGone(pr *process) {
 func (p *Provider) noteSessionID(id string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.fork && id != p.sessionID {
+		p.fork = false // the fork has its own session now
+	}
 	p.sessionID = id
 }
 

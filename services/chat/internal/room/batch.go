@@ -1,0 +1,295 @@
+package room
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/svc-code/svc-code/services/chat/internal/store"
+)
+
+// The per-message path batches its two round trips. Appends to the log
+// (every session of this instance) wait in the appender's queue while a
+// batch is being stored, then go in the next batch: one transaction, one
+// round trip and one commit for all of them (group commit). Frames for the
+// other instances wait in the publisher's queue while a pipeline runs, then
+// go out in the next pipeline, in order. Under light load a batch holds one
+// item and costs what a lone call did; under load the cost per item falls.
+
+// Batch limits and timeouts.
+const (
+	maxAppendBatch  = 256
+	maxPublishBatch = 512
+	appendTimeout   = 10 * time.Second
+	// maxPublishQueue bounds the frames waiting for Redis: past it the
+	// oldest are dropped (and counted in the log). Logged frames are not
+	// lost for the other instances: they fill gaps from the log.
+	maxPublishQueue = 100000
+)
+
+// appendReq is one message waiting to be appended.
+type appendReq struct {
+	item store.Append
+	done chan appendRes
+}
+
+type appendRes struct {
+	msg store.Message
+	err error
+}
+
+// appender group-commits log appends. Its zero value is not ready: see
+// newAppender.
+type appender struct {
+	st  *store.Store
+	bg  *sync.WaitGroup
+	mu  sync.Mutex
+	q   []*appendReq
+	run bool // a goroutine stores the queue
+}
+
+func newAppender(st *store.Store, bg *sync.WaitGroup) *appender {
+	return &appender{st: st, bg: bg}
+}
+
+// append stores payload as the next line of session id's log and returns
+// it, once committed. It takes no context: a caller that gave up could not
+// tell whether the message was stored; the batch has its own timeout.
+func (a *appender) append(id, kind string, payload json.RawMessage) (store.Message, error) {
+	res := a.appendAll(id, kind, []json.RawMessage{payload})
+	return res[0].msg, res[0].err
+}
+
+// appendAll is append for several messages of one session, queued
+// together (so they share a commit when they fit in one batch) and stored
+// in order.
+func (a *appender) appendAll(id, kind string, payloads []json.RawMessage) []appendRes {
+	reqs := make([]*appendReq, len(payloads))
+	for i, p := range payloads {
+		reqs[i] = &appendReq{item: store.Append{SessionID: id, Kind: kind, Payload: p}, done: make(chan appendRes, 1)}
+	}
+	a.mu.Lock()
+	a.q = append(a.q, reqs...)
+	start := !a.run
+	a.run = true
+	a.mu.Unlock()
+	if start {
+		a.bg.Add(1)
+		go a.drain()
+	}
+	out := make([]appendRes, len(reqs))
+	for i, r := range reqs {
+		out[i] = <-r.done
+	}
+	return out
+}
+
+// drain stores the queue, a batch at a time, until it is empty.
+func (a *appender) drain() {
+	defer a.bg.Done()
+	for {
+		a.mu.Lock()
+		n := min(len(a.q), maxAppendBatch)
+		if n == 0 {
+			a.run = false
+			a.q = nil
+			a.mu.Unlock()
+			return
+		}
+		batch := a.q[:n:n]
+		a.q = a.q[n:]
+		a.mu.Unlock()
+		a.store(batch)
+	}
+}
+
+// store appends a batch in one transaction; if the batch fails as a whole
+// and surely stored nothing, each message is tried alone, so that one bad
+// message fails alone.
+func (a *appender) store(batch []*appendReq) {
+	ctx, cancel := context.WithTimeout(context.Background(), appendTimeout)
+	defer cancel()
+	items := make([]store.Append, len(batch))
+	for i, r := range batch {
+		items[i] = r.item
+	}
+	msgs, errs, err := a.st.AppendMessages(ctx, items)
+	// PostgreSQL unreachable for a moment (restarting, failing over): the
+	// batch is tried again until it goes through or the timeout, rather
+	// than leave messages out of the log.
+	for delay := appendRetryDelay; err != nil && transient(err); delay = min(2*delay, time.Second) {
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+		case <-t.C:
+			msgs, errs, err = a.st.AppendMessages(ctx, items)
+			continue
+		}
+		break
+	}
+	if err != nil && len(batch) > 1 && rolledBack(err) {
+		for _, r := range batch {
+			m, err := a.st.AppendMessage(ctx, r.item.SessionID, r.item.Kind, r.item.Payload)
+			r.done <- appendRes{msg: m, err: err}
+		}
+		return
+	}
+	for i, r := range batch {
+		switch {
+		case err != nil:
+			r.done <- appendRes{err: err}
+		default:
+			r.done <- appendRes{msg: msgs[i], err: errs[i]}
+		}
+	}
+}
+
+// appendRetryDelay is the first wait before a batch is tried again after
+// a transient failure; it doubles up to a second.
+var appendRetryDelay = 50 * time.Millisecond
+
+// transient reports whether a failed batch stored nothing and may go
+// through if tried again: PostgreSQL could not be reached, or refused the
+// connection while starting or shutting down.
+func transient(err error) bool {
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) || pgconn.SafeToRetry(err) {
+		return true
+	}
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (strings.HasPrefix(pgErr.Code, "08") || strings.HasPrefix(pgErr.Code, "57P"))
+}
+
+// rolledBack reports whether a failed batch surely stored nothing: the
+// server refused a statement (the implicit transaction is rolled back), or
+// the batch was not sent. After another failure (the connection lost while
+// the results were read, a timeout) the commit may have happened: storing
+// the messages again would log them twice.
+func rolledBack(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) || pgconn.SafeToRetry(err)
+}
+
+// pubItem is a message waiting to be published or, when do is set, a
+// write to Redis that must keep its place among the frames (the perm
+// hash's: a request is in the hash before its frame goes out, and out of
+// it before its permission_resolved does).
+type pubItem struct {
+	channel string
+	payload []byte
+	do      func(ctx context.Context, pipe redis.Pipeliner)
+}
+
+// A pipeline that fails (Redis restarting, unreachable, a connection
+// cut) is sent again, after publishRetryDelay, doubling up to a second,
+// while the frames queued after it wait: publishing is at least once, in
+// order. A pipeline that still fails after publishRetryFor (or once the
+// Manager closes) is given up. Frames sent twice are harmless where it
+// matters: logged frames are de-duplicated by line.
+var (
+	publishRetryDelay = 50 * time.Millisecond
+	publishRetryFor   = 10 * time.Second
+)
+
+// publisher publishes to Redis in order, pipelining what queued up while
+// the previous pipeline ran. Publish never waits for Redis.
+type publisher struct {
+	m   *Manager
+	mu  sync.Mutex
+	q   []pubItem
+	run bool
+}
+
+// publish queues payload for channel.
+func (p *publisher) publish(channel string, payload []byte) {
+	p.queue(pubItem{channel: channel, payload: payload})
+}
+
+// queue queues it.
+func (p *publisher) queue(it pubItem) {
+	p.mu.Lock()
+	if len(p.q) >= maxPublishQueue {
+		p.m.log.Error("drop frames for the other instances: the Redis queue is full", "dropped", len(p.q)/2)
+		p.q = append(p.q[:0], p.q[len(p.q)/2:]...)
+	}
+	p.q = append(p.q, it)
+	start := !p.run
+	p.run = true
+	p.mu.Unlock()
+	if start {
+		p.m.bg.Add(1)
+		go p.drain()
+	}
+}
+
+func (p *publisher) drain() {
+	defer p.m.bg.Done()
+	for {
+		p.mu.Lock()
+		n := min(len(p.q), maxPublishBatch)
+		if n == 0 {
+			p.run = false
+			p.q = nil
+			p.mu.Unlock()
+			return
+		}
+		batch := p.q[:n:n]
+		p.q = p.q[n:]
+		p.mu.Unlock()
+		p.send(batch)
+	}
+}
+
+// send runs batch as one pipeline, again until it goes through (see
+// publishRetryFor).
+func (p *publisher) send(batch []pubItem) {
+	var failed time.Time
+	delay := publishRetryDelay
+	for {
+		err := p.exec(batch)
+		var rerr redis.Error
+		switch {
+		case err == nil:
+			if !failed.IsZero() {
+				p.m.log.Info("published frames after a Redis failure", "frames", len(batch), "after_ms", time.Since(failed).Milliseconds())
+			}
+			return
+		case errors.As(err, &rerr) && !strings.HasPrefix(rerr.Error(), "LOADING"):
+			// Redis answered: every command ran, one was refused.
+			p.m.log.Error("publish frames", "frames", len(batch), "err", err)
+			return
+		case failed.IsZero():
+			failed = time.Now()
+			p.m.log.Error("publish frames: sending them again", "frames", len(batch), "err", err)
+		}
+		if time.Since(failed) >= publishRetryFor || p.m.closing.Load() {
+			p.m.log.Error("publish frames: given up", "frames", len(batch), "err", err)
+			return
+		}
+		time.Sleep(delay)
+		delay = min(2*delay, time.Second)
+	}
+}
+
+func (p *publisher) exec(batch []pubItem) error {
+	ctx, cancel := context.WithTimeout(context.Background(), redisTimeout)
+	defer cancel()
+	_, err := p.m.cfg.Redis.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+		for _, it := range batch {
+			if it.do != nil {
+				it.do(ctx, pipe)
+				continue
+			}
+			pipe.Publish(ctx, it.channel, it.payload)
+		}
+		return nil
+	})
+	return err
+}

@@ -1,0 +1,230 @@
+package room
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/svc-code/svc-code/libs/pgmigrate"
+	"github.com/svc-code/svc-code/libs/pgmigrate/pgmigratetest"
+	"github.com/svc-code/svc-code/services/chat/internal/store"
+)
+
+func mustStore(t *testing.T) *store.Store {
+	t.Helper()
+	st, _ := mustStoreURL(t)
+	return st
+}
+
+// mustStoreURL returns a Store on a schema of the test's own, with chat's
+// migrations applied, and the schema's URL.
+func mustStoreURL(t *testing.T) (*store.Store, string) {
+	t.Helper()
+	ctx := context.Background()
+	dbURL := pgmigratetest.MustSchema(t)
+	db, err := pgxpool.New(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	if err := pgmigrate.Apply(ctx, db, "chat", os.DirFS("../app/migrations")); err != nil {
+		t.Fatalf("apply migrations: %v", err)
+	}
+	return store.New(db), dbURL
+}
+
+// TestAppenderBadMessage: a message PostgreSQL refuses (a NUL in JSON)
+// fails alone: the others of its batch are stored, each session's in
+// order with no line skipped or reused, and each caller gets its own
+// result.
+func TestAppenderBadMessage(t *testing.T) {
+	st := mustStore(t)
+	ctx := context.Background()
+	var ids []string
+	for range 2 {
+		s, err := st.Create(ctx, store.NewSession{Cwd: "/tmp", Provider: "agent-sdk"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, s.ID)
+	}
+	var bg sync.WaitGroup
+	a := newAppender(st, &bg)
+	var wg sync.WaitGroup
+	var resA []appendRes
+	var resB appendRes
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		resA = a.appendAll(ids[0], store.KindAgent, []json.RawMessage{
+			json.RawMessage(`{"n":1}`), json.RawMessage(`{"n":"\u0000"}`), json.RawMessage(`{"n":3}`),
+		})
+	}()
+	go func() {
+		defer wg.Done()
+		m, err := a.append(ids[1], store.KindAgent, json.RawMessage(`{"n":"b"}`))
+		resB = appendRes{msg: m, err: err}
+	}()
+	wg.Wait()
+	bg.Wait()
+	if resA[1].err == nil {
+		t.Errorf("the message with a NUL was stored at line %d", resA[1].msg.Line)
+	}
+	for i, want := range map[int]int64{0: 1, 2: 2} {
+		if resA[i].err != nil || resA[i].msg.Line != want || resA[i].msg.SessionID != ids[0] {
+			t.Errorf("A's message %d: %+v, want line %d", i, resA[i], want)
+		}
+	}
+	if resB.err != nil || resB.msg.Line != 1 || resB.msg.SessionID != ids[1] {
+		t.Errorf("B's message: %+v, want line 1", resB)
+	}
+	msgs, err := st.Messages(ctx, ids[0], 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != 2 || msgs[0].Line != 1 || msgs[1].Line != 2 || string(msgs[1].Payload) != `{"n": 3}` {
+		t.Errorf("A's log: %+v", msgs)
+	}
+	// The next append takes the next line: none was used by the refusal.
+	m, err := a.append(ids[0], store.KindAgent, json.RawMessage(`{"n":4}`))
+	if err != nil || m.Line != 3 {
+		t.Errorf("next append: line %d, %v; want 3", m.Line, err)
+	}
+}
+
+// tcpProxy forwards connections to target; while cut it closes them all
+// and refuses new ones.
+type tcpProxy struct {
+	ln     net.Listener
+	target string
+	mu     sync.Mutex
+	down   bool
+	conns  map[net.Conn]bool
+}
+
+func newTCPProxy(t *testing.T, target string) *tcpProxy {
+	t.Helper()
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &tcpProxy{ln: ln, target: target, conns: map[net.Conn]bool{}}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			p.mu.Lock()
+			up, err := net.Dial("tcp", target)
+			if p.down || err != nil {
+				p.mu.Unlock()
+				_ = c.Close()
+				if up != nil {
+					_ = up.Close()
+				}
+				continue
+			}
+			p.conns[c], p.conns[up] = true, true
+			p.mu.Unlock()
+			wg.Add(2)
+			for _, pair := range [][2]net.Conn{{c, up}, {up, c}} {
+				go func() {
+					defer wg.Done()
+					_, _ = io.Copy(pair[0], pair[1])
+					_ = pair[0].Close()
+					_ = pair[1].Close()
+				}()
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		_ = ln.Close()
+		p.cut()
+		wg.Wait()
+	})
+	return p
+}
+
+func (p *tcpProxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = true
+	for c := range p.conns {
+		_ = c.Close()
+	}
+	p.conns = map[net.Conn]bool{}
+}
+
+func (p *tcpProxy) heal() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = false
+}
+
+// TestAppenderPostgresOutage: while PostgreSQL cannot be reached, appends
+// wait and go through once it is back, in order, rather than fail (an
+// agent's messages would be missing from the log for good).
+func TestAppenderPostgresOutage(t *testing.T) {
+	direct, dbURL := mustStoreURL(t)
+	ctx := context.Background()
+	sess, err := direct.Create(ctx, store.NewSession{Cwd: "/tmp", Provider: "agent-sdk"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same schema, through the proxy.
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := newTCPProxy(t, u.Host)
+	u.Host = proxy.ln.Addr().String()
+	db, err := pgxpool.New(ctx, u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	st := store.New(db)
+	var bg sync.WaitGroup
+	a := newAppender(st, &bg)
+	if _, err := a.append(sess.ID, store.KindAgent, json.RawMessage(`{"n":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	proxy.cut()
+	// The pool's connections are gone too (as after a restart, once the
+	// pool noticed): a batch on a connection that dies while its results
+	// are read is not tried again, as it may have been committed.
+	db.Reset()
+	done := make(chan []appendRes, 1)
+	go func() {
+		done <- a.appendAll(sess.ID, store.KindAgent, []json.RawMessage{json.RawMessage(`{"n":2}`), json.RawMessage(`{"n":3}`)})
+	}()
+	select {
+	case res := <-done:
+		t.Fatalf("appended while PostgreSQL was unreachable: %+v (%v)", res, res[0].err)
+	case <-time.After(300 * time.Millisecond): // the outage
+	}
+	proxy.heal()
+	res := <-done
+	bg.Wait()
+	for i, r := range res {
+		if r.err != nil || r.msg.Line != int64(i+2) {
+			t.Errorf("message %d: line %d, %v; want line %d", i, r.msg.Line, r.err, i+2)
+		}
+	}
+	msgs, err := direct.Messages(ctx, sess.ID, 0, 10)
+	if err != nil || len(msgs) != 3 {
+		t.Fatalf("log: %d messages, %v; want 3", len(msgs), err)
+	}
+}

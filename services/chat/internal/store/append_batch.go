@@ -1,0 +1,69 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Append is a message for AppendMessages.
+type Append struct {
+	SessionID string
+	Kind      string
+	Payload   json.RawMessage
+}
+
+// AppendMessages stores several messages, of one or several sessions, as
+// one transaction in one round trip (one commit for all: a group commit).
+// Each gets the next line of its session's log, as AppendMessage gives it,
+// the messages of one session in the order given. It returns, in the order
+// of in, the stored messages and for each nil or why it was not stored
+// (ErrNotFound: its session is gone; the others are stored). err is set
+// when the batch failed as a whole: then none is stored.
+//
+// The statements run in session-id order, so that two concurrent batches
+// take the sessions' row locks in the same order and cannot deadlock.
+func (s *Store) AppendMessages(ctx context.Context, in []Append) (out []Message, errs []error, err error) {
+	if len(in) == 0 {
+		return nil, nil, nil
+	}
+	order := make([]int, len(in))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return strings.Compare(in[a].SessionID, in[b].SessionID) })
+	batch := &pgx.Batch{}
+	for _, i := range order {
+		batch.Queue(appendSQL, in[i].SessionID, in[i].Kind, string(in[i].Payload))
+	}
+	// A batch without transaction statements runs as one implicit
+	// transaction: one Sync, one commit; an error rolls it all back.
+	br := s.db.SendBatch(ctx, batch)
+	out, errs = make([]Message, len(in)), make([]error, len(in))
+	for _, i := range order {
+		m := Message{SessionID: in[i].SessionID, Kind: in[i].Kind, Payload: in[i].Payload}
+		switch serr := br.QueryRow().Scan(&m.Line, &m.IsFavorite, &m.CreatedAt); {
+		case errors.Is(serr, pgx.ErrNoRows):
+			errs[i] = notFound(serr, "append message to session", m.SessionID)
+		case serr != nil:
+			err = fmt.Errorf("append %d messages: %w", len(in), serr)
+		default:
+			out[i] = m
+		}
+		if err != nil {
+			break
+		}
+	}
+	if cerr := br.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("append %d messages: %w", len(in), cerr)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, errs, nil
+}

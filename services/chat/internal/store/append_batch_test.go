@@ -1,0 +1,94 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/svc-code/svc-code/services/chat/internal/store"
+)
+
+// A batch of two sessions' messages, interleaved, gets each session's next
+// lines in the order given; a message of a missing session is refused
+// alone.
+func TestAppendMessages(t *testing.T) {
+	s := mustStore(t)
+	ctx := context.Background()
+	a := mustCreate(t, s, store.NewSession{})
+	b := mustCreate(t, s, store.NewSession{})
+	mustAppend(t, s, a.ID, store.KindUserPrompt, `{"content":"first"}`)
+
+	payload := func(n int) json.RawMessage { return json.RawMessage(fmt.Sprintf(`{"n":%d}`, n)) }
+	in := []store.Append{
+		{SessionID: b.ID, Kind: store.KindAgent, Payload: payload(0)},
+		{SessionID: a.ID, Kind: store.KindAgent, Payload: payload(1)},
+		{SessionID: "no-such-session", Kind: store.KindAgent, Payload: payload(2)},
+		{SessionID: b.ID, Kind: store.KindAgent, Payload: payload(3)},
+		{SessionID: a.ID, Kind: store.KindAgent, Payload: payload(4)},
+	}
+	out, errs, err := s.AppendMessages(ctx, in)
+	if err != nil {
+		t.Fatalf("AppendMessages: %v", err)
+	}
+	wantLines := []int64{1, 2, 0, 2, 3}
+	for i, m := range out {
+		if i == 2 {
+			if !errors.Is(errs[i], store.ErrNotFound) {
+				t.Errorf("message of a missing session: err %v, want ErrNotFound", errs[i])
+			}
+			continue
+		}
+		if errs[i] != nil {
+			t.Errorf("message %d: %v", i, errs[i])
+		}
+		if m.Line != wantLines[i] || m.SessionID != in[i].SessionID || string(m.Payload) != string(in[i].Payload) {
+			t.Errorf("message %d: got %s line %d %s, want %s line %d %s", i, m.SessionID, m.Line, m.Payload, in[i].SessionID, wantLines[i], in[i].Payload)
+		}
+	}
+	for _, c := range []struct {
+		id   string
+		want []string
+	}{{a.ID, []string{`{"content": "first"}`, `{"n": 1}`, `{"n": 4}`}}, {b.ID, []string{`{"n": 0}`, `{"n": 3}`}}} {
+		msgs, err := s.Messages(ctx, c.id, 0, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(msgs) != len(c.want) {
+			t.Fatalf("session %s: %d messages stored, want %d", c.id, len(msgs), len(c.want))
+		}
+		for i, m := range msgs {
+			if m.Line != int64(i+1) || string(m.Payload) != c.want[i] {
+				t.Errorf("session %s: line %d %s, want line %d %s", c.id, m.Line, m.Payload, i+1, c.want[i])
+			}
+		}
+	}
+	if sess, err := s.Get(ctx, a.ID); err != nil || sess.LastLine != 3 {
+		t.Errorf("session a: last line %d (%v), want 3", sess.LastLine, err)
+	}
+}
+
+// A statement that fails rolls the whole batch back.
+func TestAppendMessagesAllOrNothing(t *testing.T) {
+	s := mustStore(t)
+	ctx := context.Background()
+	a := mustCreate(t, s, store.NewSession{})
+	_, _, err := s.AppendMessages(ctx, []store.Append{
+		{SessionID: a.ID, Kind: store.KindAgent, Payload: json.RawMessage(`{"ok":true}`)},
+		{SessionID: a.ID, Kind: store.KindAgent, Payload: json.RawMessage(`not json`)},
+	})
+	if err == nil {
+		t.Fatal("a batch with a payload that is not JSON was accepted")
+	}
+	msgs, err := s.Messages(ctx, a.ID, 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != 0 {
+		t.Errorf("%d messages stored after the failed batch, want 0", len(msgs))
+	}
+	if m := mustAppend(t, s, a.ID, store.KindAgent, `{"after":true}`); m.Line != 1 {
+		t.Errorf("next append got line %d, want 1 (the failed batch used no line)", m.Line)
+	}
+}
