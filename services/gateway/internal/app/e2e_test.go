@@ -100,12 +100,13 @@ func TestEndToEndWithRealBackends(t *testing.T) {
 			}
 		})
 	}
-	// A routed path the backend does not serve yet: the backend's 404
-	// envelope comes back through the gateway.
-	r := g.do(req{path: "/api/drafts", headers: bearer(tok)})
-	wantStatus(t, r, 404, "not_found")
-	// And a route it does serve answers through the gateway.
-	wantStatus(t, g.do(req{path: "/api/sessions", headers: bearer(tok)}), 200, "")
+	// A routed path its backend does not serve: the backend's 404 envelope
+	// comes back through the gateway.
+	wantStatus(t, g.do(req{path: "/api/prompts/no-such-route", headers: bearer(tok)}), 404, "not_found")
+	// And routes they serve answer through the gateway.
+	for _, path := range []string{"/api/sessions", "/api/drafts", "/api/turns", "/api/app/helpers/status", "/api/terminals"} {
+		wantStatus(t, g.do(req{path: path, headers: bearer(tok)}), 200, "")
+	}
 }
 
 func repoRoot(t *testing.T) string {
