@@ -216,8 +216,18 @@ func (p *publisher) publish(channel string, payload []byte) {
 func (p *publisher) queue(it pubItem) {
 	p.mu.Lock()
 	if len(p.q) >= maxPublishQueue {
-		p.m.log.Error("drop frames for the other instances: the Redis queue is full", "dropped", len(p.q)/2)
-		p.q = append(p.q[:0], p.q[len(p.q)/2:]...)
+		// The older half of the frames go; the perm hash's writes stay
+		// (a request dropped from it would never be replayed, one left
+		// in it would be replayed for ever).
+		half := len(p.q) / 2
+		kept := p.q[:0]
+		for i, it := range p.q {
+			if i >= half || it.do != nil {
+				kept = append(kept, it)
+			}
+		}
+		p.m.log.Error("drop frames for the other instances: the Redis queue is full", "dropped", len(p.q)-len(kept))
+		p.q = kept
 	}
 	p.q = append(p.q, it)
 	start := !p.run

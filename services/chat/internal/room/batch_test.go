@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net"
 	"net/url"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/svc-code/svc-code/libs/pgmigrate"
 	"github.com/svc-code/svc-code/libs/pgmigrate/pgmigratetest"
@@ -226,5 +228,36 @@ func TestAppenderPostgresOutage(t *testing.T) {
 	msgs, err := direct.Messages(ctx, sess.ID, 0, 10)
 	if err != nil || len(msgs) != 3 {
 		t.Fatalf("log: %d messages, %v; want 3", len(msgs), err)
+	}
+}
+
+// TestPublishQueueFullKeepsPermWrites: when the queue for Redis is full,
+// the older frames are dropped but not the perm hash's writes.
+func TestPublishQueueFullKeepsPermWrites(t *testing.T) {
+	m := &Manager{log: slog.New(slog.DiscardHandler)}
+	p := &publisher{m: m, run: true} // no drain: the queue only grows
+	write := func(context.Context, redis.Pipeliner) {}
+	for i := range maxPublishQueue {
+		if i%1000 == 0 {
+			p.queue(pubItem{do: write})
+			continue
+		}
+		p.queue(pubItem{channel: "c", payload: []byte("f")})
+	}
+	p.queue(pubItem{channel: "c", payload: []byte("last")})
+	writes := 0
+	for _, it := range p.q {
+		if it.do != nil {
+			writes++
+		}
+	}
+	if want := maxPublishQueue / 1000; writes != want {
+		t.Errorf("%d perm writes queued after the overflow, want %d", writes, want)
+	}
+	if len(p.q) > maxPublishQueue/2+maxPublishQueue/1000+1 {
+		t.Errorf("%d items queued after the overflow, want about half of %d", len(p.q), maxPublishQueue)
+	}
+	if last := p.q[len(p.q)-1]; string(last.payload) != "last" {
+		t.Errorf("the last frame is %q", last.payload)
 	}
 }

@@ -17,12 +17,15 @@ import (
 // Several instances (see docs/api.md, "Several instances"): the instance
 // that owns a session's agent process holds <prefix>chat:owner:<session>
 // (SET NX, OwnerTTL, renewed every OwnerTTL/3, released when its room
-// closes). Every room on every instance subscribes to
+// closes); it holds it as a lease: when it cannot renew the claim in time
+// (Redis unreachable) it ends the process before the claim can expire and
+// another instance take the session. Every room on every instance subscribes to
 // <prefix>chat:frames:<session> (frames broadcast anywhere, and replies to
 // one socket) and <prefix>chat:cmd:<session> (client commands forwarded to
 // the owner). Pub/sub is only the wake-up: logged frames are de-duplicated
 // by line and their gaps filled from the PostgreSQL log; pending permission
-// requests are kept in the hash <prefix>chat:perm:<session>.
+// requests are kept in the hash <prefix>chat:perm:<session>, and given on
+// a (re)subscription to the sockets that missed their frame.
 
 // redisTimeout bounds one Redis call of the ownership and relay protocol.
 const redisTimeout = 5 * time.Second

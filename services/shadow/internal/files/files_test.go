@@ -476,6 +476,18 @@ func TestSearchRoute(t *testing.T) {
 			wantError(t, e.get(t, base), 400, protocol.CodeBadRequest)
 		})
 	}
+	// cwd names the project as on every project-scoped route; path, when
+	// also given, narrows the search.
+	s := decode[searchAnswer](t, e.get(t, "/api/search?q=world&cwd="+q(e.home)))
+	if len(s.Matches) != 1 || s.Matches[0].Path != e.home+"/a.txt" {
+		t.Errorf("search by cwd: %+v", s)
+	}
+	s = decode[searchAnswer](t, e.get(t, "/api/search?q=package&cwd="+q(e.home)+"&path="+q(e.home+"/link_in")))
+	if len(s.Matches) != 1 || s.Matches[0].Path != e.home+"/link_in/b.go" {
+		t.Errorf("search by cwd and path: %+v", s)
+	}
+	wantError(t, e.get(t, "/api/search?q=a"), 400, protocol.CodeBadRequest)
+	wantError(t, e.get(t, "/api/search?q=a&cwd="+q(e.outside)), 403, protocol.CodeForbidden)
 	wantError(t, e.get(t, "/api/search?q=a&engine=grep&path="+q(e.home)), 400, protocol.CodeBadRequest)
 	wantError(t, e.get(t, "/api/search?q=a&path="+q(e.home+"/a.txt")), 400, protocol.CodeBadRequest)
 	wantError(t, e.get(t, "/api/search?q=a&path="+q(e.home+"/none")), 404, protocol.CodeNotFound)

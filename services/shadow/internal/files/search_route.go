@@ -45,7 +45,17 @@ func (s *server) search(c *fiber.Ctx) error {
 		}
 		q.MaxResults = n
 	}
-	shown, resolved, err := s.resolve(c.UserContext(), query(c, "path"))
+	// The project is cwd, as on every project-scoped route; path, when
+	// given, is the directory to search (a part of the project, or any
+	// directory inside the roots).
+	dir := query(c, "path")
+	if dir == "" {
+		dir = query(c, "cwd")
+	}
+	if dir == "" {
+		return badRequest("the cwd parameter (the project directory, absolute) or path (a directory) is required")
+	}
+	shown, resolved, err := s.resolve(c.UserContext(), dir)
 	if err != nil {
 		return err
 	}
