@@ -4,8 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +22,7 @@ import (
 	"github.com/svc-code/svc-code/bench/internal/chatproc"
 	"github.com/svc-code/svc-code/bench/internal/proc"
 	"github.com/svc-code/svc-code/bench/internal/report"
+	"github.com/svc-code/svc-code/libs/protocol"
 )
 
 // Markers delimit the journal part of the shadow section in BENCHMARKS.md.
@@ -48,6 +53,10 @@ type journalSection struct {
 	// Git is plain git doing the same snapshot and commit (add -A with a
 	// separate index, write-tree, commit-tree, update-ref), the floor.
 	Git searchRow
+	// Search is GET /api/shadow/search over the journal's commits for a
+	// line that one turn added; Commits is how many commits it scans.
+	Search  searchRow
+	Commits int
 }
 
 // journalBench drives a real shadow through the turn stream.
@@ -243,6 +252,33 @@ func runJournal(ctx context.Context, root, scratch string, o options) (s journal
 	s.End = searchRow{Query: fmt.Sprintf("turn end, %d files changed (snapshot and commit)", journalChanged)}
 	s.End.P50, s.End.P95, s.End.Max = summarize(ends)
 
+	// Search over the journal: a line that one turn added, across every
+	// commit of every branch (the first holds the whole project).
+	gitDir := "--git-dir=" + b.journal
+	out, err := exec.CommandContext(ctx, "git", gitDir, "rev-list", "--all", "--count").Output()
+	if err != nil {
+		return s, fmt.Errorf("count the journal's commits: %w", err)
+	}
+	if _, err := fmt.Sscan(string(out), &s.Commits); err != nil {
+		return s, fmt.Errorf("count the journal's commits: %w", err)
+	}
+	needle := fmt.Sprintf("// turn %d", o.runs/2+1)
+	var found []time.Duration
+	for i := range o.runs + 1 {
+		d, hits, err := in.journalSearch(ctx, project, needle)
+		if err != nil {
+			return s, err
+		}
+		if hits != 1 {
+			return s, fmt.Errorf("journal search for %q: %d commits, want 1", needle, hits)
+		}
+		if i > 0 {
+			found = append(found, d)
+		}
+	}
+	s.Search = searchRow{Query: fmt.Sprintf("journal search (`GET /api/shadow/search`) for a line one turn added, %d commits", s.Commits)}
+	s.Search.P50, s.Search.P95, s.Search.Max = summarize(found)
+
 	// The floor: plain git, same project, its own repository.
 	floorDir := filepath.Join(scratch, "plain-git")
 	if out, err := exec.CommandContext(ctx, "git", "init", "-q", "--bare", floorDir).CombinedOutput(); err != nil {
@@ -263,7 +299,7 @@ func runJournal(ctx context.Context, root, scratch string, o options) (s journal
 	}
 	s.Git = searchRow{Query: fmt.Sprintf("plain git: add -A, write-tree, commit-tree, update-ref (%d files changed)", journalChanged)}
 	s.Git.P50, s.Git.P95, s.Git.Max = summarize(floor)
-	for _, r := range []searchRow{s.Start, s.End, s.Git} {
+	for _, r := range []searchRow{s.Start, s.End, s.Git, s.Search} {
 		fmt.Fprintf(os.Stderr, "%-80s p50 %8s   p95 %8s\n", r.Query, ms(r.P50), ms(r.P95))
 	}
 	return s, nil
@@ -285,13 +321,46 @@ func (s journalSection) Markdown() string {
 		"The first snapshot (the journal made, every file hashed and committed) took **%s**.\n\n",
 		s.Files, float64(s.Bytes)/(1<<20), s.Files/10, s.Runs, journalChanged, ms(s.First))
 	b.WriteString("| Step | p50 | p95 | max |\n|---|--:|--:|--:|\n")
-	for _, r := range []searchRow{s.End, s.Start, s.Git} {
+	for _, r := range []searchRow{s.End, s.Start, s.Git, s.Search} {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", r.Query, ms(r.P50), ms(r.P95), ms(r.Max))
 	}
 	b.WriteString("\nThe plain git row is the floor: the same snapshot and commit by git alone, with no service, stream or database around it. " +
 		"The journal runs about ten git commands per turn (the listing for the size cap and nested repositories, the ignored-file check, " +
 		"`add`, `write-tree`, the head and tree lookups, `diff-tree` for the message, `commit-tree`, `update-ref` of the branch and of " +
-		"`refs/shadow/last`), where the floor runs four. p95 and max move with other load on the machine.\n")
+		"`refs/shadow/last`), where the floor runs four. The journal search runs `git log -G` over every commit's diff " +
+		"(the first commit adds the whole project). p95 and max move with other load on the machine.\n")
 	b.WriteString(journalEndMarker + "\n")
 	return b.String()
+}
+
+// journalSearch sends one GET /api/shadow/search for the literal needle and
+// times it, answering how many commits matched.
+func (in *shadowInstance) journalSearch(ctx context.Context, project, needle string) (time.Duration, int, error) {
+	params := url.Values{"cwd": {project}, "q": {needle}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+in.addr+"/api/shadow/search?"+params.Encode(), nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	req.Header.Set(protocol.HeaderInternal, in.secret)
+	start := time.Now()
+	resp, err := searchClient.Do(req)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	elapsed := time.Since(start)
+	if err != nil {
+		return 0, 0, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return 0, 0, fmt.Errorf("GET /api/shadow/search: %d %s", resp.StatusCode, body)
+	}
+	var a struct {
+		Hits []json.RawMessage `json:"hits"`
+	}
+	if err := json.Unmarshal(body, &a); err != nil {
+		return 0, 0, fmt.Errorf("decode the journal search answer: %w", err)
+	}
+	return elapsed, len(a.Hits), nil
 }
