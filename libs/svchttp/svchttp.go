@@ -3,7 +3,8 @@
 // with the internal-credential gate in front of everything, panic recovery,
 // the JSON error envelope of decisions.md and the health route
 // GET /api/health/<service>; Serve runs it until its context ends;
-// Healthcheck is what a service binary's -healthcheck flag runs.
+// Healthcheck is what a service binary's -healthcheck flag runs;
+// DecodeJSON reads a strict JSON body the same way on every route.
 //
 // It is the one package of libs allowed to import fiber (a repocheck test
 // holds the rule). The gate is a security rule: every backend must refuse a

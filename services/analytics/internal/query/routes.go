@@ -1,25 +1,41 @@
 package query
 
 import (
+	"context"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/svc-code/svc-code/libs/svchttp"
 	"github.com/svc-code/svc-code/services/analytics/internal/store"
 )
 
-// listTurns: GET /api/turns?session&project&model&tag&since&until&limit&cursor.
-func (s *server) listTurns(c *fiber.Ctx) error {
-	if err := known(c, append(filterParams, "limit", "cursor")...); err != nil {
-		return err
+// filtered checks the query of a filtered route (the filters and extra
+// parameters, nothing else) and reads the filters.
+func filtered(c *fiber.Ctx, extra ...string) (store.Filter, error) {
+	if err := known(c, slices.Concat(filterParams, extra)...); err != nil {
+		return store.Filter{}, err
 	}
-	f, err := filter(c)
+	return filter(c)
+}
+
+// filteredPage is filtered for a route that also takes limit (and extra
+// parameters after it): the filters and the page size.
+func filteredPage(c *fiber.Ctx, extra ...string) (store.Filter, int, error) {
+	f, err := filtered(c, append([]string{"limit"}, extra...)...)
 	if err != nil {
-		return err
+		return f, 0, err
 	}
 	n, err := limit(c)
+	return f, n, err
+}
+
+// listTurns: GET /api/turns?session&project&model&tag&since&until&limit&cursor.
+func (s *server) listTurns(c *fiber.Ctx) error {
+	f, n, err := filteredPage(c, "cursor")
 	if err != nil {
 		return err
 	}
@@ -68,7 +84,7 @@ type tagsBody struct {
 
 func readTags(c *fiber.Ctx) ([]string, error) {
 	var b tagsBody
-	if err := decodeJSON(c, &b); err != nil {
+	if err := svchttp.DecodeJSON(c, &b); err != nil {
 		return nil, err
 	}
 	if len(b.Tags) == 0 || len(b.Tags) > store.MaxTags {
@@ -82,121 +98,78 @@ func readTags(c *fiber.Ctx) ([]string, error) {
 	return b.Tags, nil
 }
 
-// tagsAnswer is every tag route's answer.
-func tagsAnswer(c *fiber.Ctx, kind, id string, tags []string) error {
+// tagOp is the store step of a tag route, on the turn or session id.
+type tagOp func(ctx context.Context, id string) ([]string, error)
+
+// tagRoute answers a tag route of a turn (kind "turn_id") or a session
+// ("session_id"): no query parameters, the {id} path parameter, then the
+// tags after op as {kind: id, "tags": [...]}.
+func tagRoute(c *fiber.Ctx, kind string, op tagOp) error {
+	if err := known(c); err != nil {
+		return err
+	}
+	id, err := param(c, "id")
+	if err != nil {
+		return err
+	}
+	tags, err := op(c.Context(), id)
+	if err != nil {
+		return storeError(err)
+	}
 	return c.JSON(fiber.Map{kind: id, "tags": tags})
+}
+
+// addTags is the op of a POST tag route: it adds the body's tags.
+func addTags(c *fiber.Ctx, add func(ctx context.Context, id string, tags []string) ([]string, error)) tagOp {
+	return func(ctx context.Context, id string) ([]string, error) {
+		tags, err := readTags(c)
+		if err != nil {
+			return nil, err
+		}
+		return add(ctx, id, tags)
+	}
+}
+
+// removeTag is the op of a DELETE tag route: it removes the {tag} path
+// parameter.
+func removeTag(c *fiber.Ctx, remove func(ctx context.Context, id, tag string) ([]string, error)) tagOp {
+	return func(ctx context.Context, id string) ([]string, error) {
+		tag, err := param(c, "tag")
+		if err != nil {
+			return nil, err
+		}
+		return remove(ctx, id, tag)
+	}
 }
 
 // turnTags: GET /api/turns/{id}/tags.
 func (s *server) turnTags(c *fiber.Ctx) error {
-	if err := known(c); err != nil {
-		return err
-	}
-	id, err := param(c, "id")
-	if err != nil {
-		return err
-	}
-	tags, err := s.st.TurnTags(c.Context(), id)
-	if err != nil {
-		return storeError(err)
-	}
-	return tagsAnswer(c, "turn_id", id, tags)
+	return tagRoute(c, "turn_id", s.st.TurnTags)
 }
 
 // addTurnTags: POST /api/turns/{id}/tags {"tags": [...]}.
 func (s *server) addTurnTags(c *fiber.Ctx) error {
-	if err := known(c); err != nil {
-		return err
-	}
-	id, err := param(c, "id")
-	if err != nil {
-		return err
-	}
-	add, err := readTags(c)
-	if err != nil {
-		return err
-	}
-	tags, err := s.st.AddTurnTags(c.Context(), id, add)
-	if err != nil {
-		return storeError(err)
-	}
-	return tagsAnswer(c, "turn_id", id, tags)
+	return tagRoute(c, "turn_id", addTags(c, s.st.AddTurnTags))
 }
 
 // removeTurnTag: DELETE /api/turns/{id}/tags/{tag}.
 func (s *server) removeTurnTag(c *fiber.Ctx) error {
-	if err := known(c); err != nil {
-		return err
-	}
-	id, err := param(c, "id")
-	if err != nil {
-		return err
-	}
-	tag, err := param(c, "tag")
-	if err != nil {
-		return err
-	}
-	tags, err := s.st.RemoveTurnTag(c.Context(), id, tag)
-	if err != nil {
-		return storeError(err)
-	}
-	return tagsAnswer(c, "turn_id", id, tags)
+	return tagRoute(c, "turn_id", removeTag(c, s.st.RemoveTurnTag))
 }
 
 // sessionTags: GET /api/turns/sessions/{id}/tags.
 func (s *server) sessionTags(c *fiber.Ctx) error {
-	if err := known(c); err != nil {
-		return err
-	}
-	id, err := param(c, "id")
-	if err != nil {
-		return err
-	}
-	tags, err := s.st.SessionTags(c.Context(), id)
-	if err != nil {
-		return storeError(err)
-	}
-	return tagsAnswer(c, "session_id", id, tags)
+	return tagRoute(c, "session_id", s.st.SessionTags)
 }
 
 // addSessionTags: POST /api/turns/sessions/{id}/tags {"tags": [...]}.
 func (s *server) addSessionTags(c *fiber.Ctx) error {
-	if err := known(c); err != nil {
-		return err
-	}
-	id, err := param(c, "id")
-	if err != nil {
-		return err
-	}
-	add, err := readTags(c)
-	if err != nil {
-		return err
-	}
-	tags, err := s.st.AddSessionTags(c.Context(), id, add)
-	if err != nil {
-		return storeError(err)
-	}
-	return tagsAnswer(c, "session_id", id, tags)
+	return tagRoute(c, "session_id", addTags(c, s.st.AddSessionTags))
 }
 
 // removeSessionTag: DELETE /api/turns/sessions/{id}/tags/{tag}.
 func (s *server) removeSessionTag(c *fiber.Ctx) error {
-	if err := known(c); err != nil {
-		return err
-	}
-	id, err := param(c, "id")
-	if err != nil {
-		return err
-	}
-	tag, err := param(c, "tag")
-	if err != nil {
-		return err
-	}
-	tags, err := s.st.RemoveSessionTag(c.Context(), id, tag)
-	if err != nil {
-		return storeError(err)
-	}
-	return tagsAnswer(c, "session_id", id, tags)
+	return tagRoute(c, "session_id", removeTag(c, s.st.RemoveSessionTag))
 }
 
 // allTags: GET /api/turns/tags.
@@ -233,10 +206,7 @@ func (s *server) schema(c *fiber.Ctx) error {
 
 // costs: GET /api/costs?filters.
 func (s *server) costs(c *fiber.Ctx) error {
-	if err := known(c, filterParams...); err != nil {
-		return err
-	}
-	f, err := filter(c)
+	f, err := filtered(c)
 	if err != nil {
 		return err
 	}
@@ -249,14 +219,7 @@ func (s *server) costs(c *fiber.Ctx) error {
 
 // sessionCosts: GET /api/costs/sessions?filters&limit.
 func (s *server) sessionCosts(c *fiber.Ctx) error {
-	if err := known(c, append(filterParams, "limit")...); err != nil {
-		return err
-	}
-	f, err := filter(c)
-	if err != nil {
-		return err
-	}
-	n, err := limit(c)
+	f, n, err := filteredPage(c)
 	if err != nil {
 		return err
 	}
@@ -269,10 +232,7 @@ func (s *server) sessionCosts(c *fiber.Ctx) error {
 
 // toolCosts: GET /api/costs/tools?filters.
 func (s *server) toolCosts(c *fiber.Ctx) error {
-	if err := known(c, filterParams...); err != nil {
-		return err
-	}
-	f, err := filter(c)
+	f, err := filtered(c)
 	if err != nil {
 		return err
 	}
@@ -288,10 +248,7 @@ const trendsDefaultDays = 30
 
 // trends: GET /api/costs/trends?filters (since defaults to 30 days ago).
 func (s *server) trends(c *fiber.Ctx) error {
-	if err := known(c, filterParams...); err != nil {
-		return err
-	}
-	f, err := filter(c)
+	f, err := filtered(c)
 	if err != nil {
 		return err
 	}
@@ -338,14 +295,7 @@ func (s *server) searchPrompts(c *fiber.Ctx) error {
 
 // recentPrompts: GET /api/prompts/recent?filters&limit.
 func (s *server) recentPrompts(c *fiber.Ctx) error {
-	if err := known(c, append(filterParams, "limit")...); err != nil {
-		return err
-	}
-	f, err := filter(c)
-	if err != nil {
-		return err
-	}
-	n, err := limit(c)
+	f, n, err := filteredPage(c)
 	if err != nil {
 		return err
 	}
@@ -358,14 +308,7 @@ func (s *server) recentPrompts(c *fiber.Ctx) error {
 
 // frequentPrompts: GET /api/prompts/frequent?filters&limit.
 func (s *server) frequentPrompts(c *fiber.Ctx) error {
-	if err := known(c, append(filterParams, "limit")...); err != nil {
-		return err
-	}
-	f, err := filter(c)
-	if err != nil {
-		return err
-	}
-	n, err := limit(c)
+	f, n, err := filteredPage(c)
 	if err != nil {
 		return err
 	}
@@ -378,10 +321,7 @@ func (s *server) frequentPrompts(c *fiber.Ctx) error {
 
 // promptStats: GET /api/prompts/stats?filters.
 func (s *server) promptStats(c *fiber.Ctx) error {
-	if err := known(c, filterParams...); err != nil {
-		return err
-	}
-	f, err := filter(c)
+	f, err := filtered(c)
 	if err != nil {
 		return err
 	}

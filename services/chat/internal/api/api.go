@@ -9,13 +9,9 @@
 package api
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
-	"mime"
 	"os/exec"
 
 	"github.com/gofiber/fiber/v2"
@@ -134,27 +130,6 @@ func storeError(err error, id string) error {
 		return badRequest("malformed cursor: pass next_cursor from a previous page")
 	}
 	return err
-}
-
-// decodeJSON parses a JSON body strictly: the JSON content type, one
-// object, no unknown fields, no trailing data.
-func decodeJSON(c *fiber.Ctx, v any) error {
-	if mt, _, err := mime.ParseMediaType(c.Get(fiber.HeaderContentType)); err != nil || mt != fiber.MIMEApplicationJSON {
-		return protocol.Errorf(protocol.CodeUnsupportedMedia, "send Content-Type: application/json")
-	}
-	body := c.Body()
-	if len(bytes.TrimSpace(body)) == 0 || bytes.TrimSpace(body)[0] != '{' {
-		return badRequest("malformed JSON body: want one JSON object")
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return badRequest("malformed JSON body: %v", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return badRequest("malformed JSON body: trailing data after the object")
-	}
-	return nil
 }
 
 // param copies a path parameter out of fasthttp's reused buffer.

@@ -11,6 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/svc-code/svc-code/libs/protocol"
+	"github.com/svc-code/svc-code/libs/svchttp"
 	"github.com/svc-code/svc-code/services/chat/internal/providers"
 )
 
@@ -129,7 +130,7 @@ func (s *server) putProviderPath(c *fiber.Ctx) error {
 	var req struct {
 		Path nullableString `json:"path"`
 	}
-	if err := decodeJSON(c, &req); err != nil {
+	if err := svchttp.DecodeJSON(c, &req); err != nil {
 		return err
 	}
 	if !req.Path.Set {

@@ -8,6 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/svc-code/svc-code/libs/protocol"
+	"github.com/svc-code/svc-code/libs/svchttp"
 	"github.com/svc-code/svc-code/services/chat/internal/agent/codex"
 	"github.com/svc-code/svc-code/services/chat/internal/providers"
 )
@@ -86,7 +87,7 @@ func (s *server) putProviderDefaults(c *fiber.Ctx) error {
 		ApprovalPolicy nullableString `json:"approval_policy"`
 		Sandbox        nullableString `json:"sandbox"`
 	}
-	if err := decodeJSON(c, &req); err != nil {
+	if err := svchttp.DecodeJSON(c, &req); err != nil {
 		return err
 	}
 	if !req.Model.Set && !req.PermissionMode.Set && !req.ApprovalPolicy.Set && !req.Sandbox.Set {
@@ -159,7 +160,7 @@ func (s *server) putProviderModels(c *fiber.Ctx) error {
 	var req struct {
 		Models *[]providers.Model `json:"models"`
 	}
-	if err := decodeJSON(c, &req); err != nil {
+	if err := svchttp.DecodeJSON(c, &req); err != nil {
 		return err
 	}
 	ctx := c.UserContext()
@@ -251,7 +252,7 @@ func (s *server) putProviderAuth(c *fiber.Ctx) error {
 	var req struct {
 		APIKey nullableString `json:"api_key"`
 	}
-	if err := decodeJSON(c, &req); err != nil {
+	if err := svchttp.DecodeJSON(c, &req); err != nil {
 		return err
 	}
 	if !req.APIKey.Set {
@@ -304,7 +305,7 @@ func (s *server) putDefaultProvider(c *fiber.Ctx) error {
 	var req struct {
 		Provider string `json:"provider"`
 	}
-	if err := decodeJSON(c, &req); err != nil {
+	if err := svchttp.DecodeJSON(c, &req); err != nil {
 		return err
 	}
 	p, ok := providers.Lookup(req.Provider)

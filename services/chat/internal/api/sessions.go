@@ -10,6 +10,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/svc-code/svc-code/libs/svchttp"
 	"github.com/svc-code/svc-code/services/chat/internal/providers"
 	"github.com/svc-code/svc-code/services/chat/internal/store"
 )
@@ -75,7 +76,7 @@ type createRequest struct {
 // createSession: POST /api/sessions.
 func (s *server) createSession(c *fiber.Ctx) error {
 	var req createRequest
-	if err := decodeJSON(c, &req); err != nil {
+	if err := svchttp.DecodeJSON(c, &req); err != nil {
 		return err
 	}
 	if req.Cwd == "" {
@@ -160,7 +161,7 @@ func (s *server) patchSession(c *fiber.Ctx) error {
 	var req struct {
 		Title *string `json:"title"`
 	}
-	if err := decodeJSON(c, &req); err != nil {
+	if err := svchttp.DecodeJSON(c, &req); err != nil {
 		return err
 	}
 	if req.Title == nil {
@@ -209,7 +210,7 @@ func (s *server) putProvider(c *fiber.Ctx) error {
 	var req struct {
 		Provider string `json:"provider"`
 	}
-	if err := decodeJSON(c, &req); err != nil {
+	if err := svchttp.DecodeJSON(c, &req); err != nil {
 		return err
 	}
 	if err := validProvider(req.Provider); err != nil {
@@ -229,7 +230,7 @@ func (s *server) putPermissionMode(c *fiber.Ctx) error {
 	var req struct {
 		Mode string `json:"mode"`
 	}
-	if err := decodeJSON(c, &req); err != nil {
+	if err := svchttp.DecodeJSON(c, &req); err != nil {
 		return err
 	}
 	if !providers.ValidMode(req.Mode) {

@@ -1,18 +1,15 @@
 package catalog
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
-	"mime"
 	"os"
 	"path/filepath"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/svc-code/svc-code/libs/protocol"
+	"github.com/svc-code/svc-code/libs/svchttp"
 )
 
 // Deps is what the routes need.
@@ -187,7 +184,7 @@ type commandBody struct {
 
 func (s *server) createCommand(c *fiber.Ctx) error {
 	var b commandBody
-	if err := decodeJSON(c, &b); err != nil {
+	if err := svchttp.DecodeJSON(c, &b); err != nil {
 		return err
 	}
 	if b.Name == "" {
@@ -211,7 +208,7 @@ func (s *server) createCommand(c *fiber.Ctx) error {
 func (s *server) updateCommand(c *fiber.Ctx) error {
 	name := string([]byte(c.Params("name")))
 	var b commandBody
-	if err := decodeJSON(c, &b); err != nil {
+	if err := svchttp.DecodeJSON(c, &b); err != nil {
 		return err
 	}
 	if b.Name != "" && b.Name != name {
@@ -244,25 +241,4 @@ func (s *server) deleteCommand(c *fiber.Ctx) error {
 	}
 	s.Log.InfoContext(c.UserContext(), "command deleted", "scope", scope, "name", name, "path", path)
 	return c.JSON(fiber.Map{"ok": true, "name": name, "scope": scope, "path": path})
-}
-
-// decodeJSON parses a JSON body strictly: the JSON content type, one
-// object, no unknown fields, no trailing data.
-func decodeJSON(c *fiber.Ctx, v any) error {
-	if mt, _, err := mime.ParseMediaType(c.Get(fiber.HeaderContentType)); err != nil || mt != fiber.MIMEApplicationJSON {
-		return protocol.Errorf(protocol.CodeUnsupportedMedia, "send Content-Type: application/json")
-	}
-	body := bytes.TrimSpace(c.Body())
-	if len(body) == 0 || body[0] != '{' {
-		return badRequest("malformed JSON body: want one JSON object")
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return badRequest("malformed JSON body: %v", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return badRequest("malformed JSON body: trailing data after the object")
-	}
-	return nil
 }

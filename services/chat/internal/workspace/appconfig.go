@@ -15,6 +15,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/svc-code/svc-code/libs/svchttp"
 )
 
 // ConfigPrefix prefixes the app_settings key of each configuration key:
@@ -243,7 +245,7 @@ func (s *server) getConfig(c *fiber.Ctx) error { return s.answerConfig(c) }
 // (null: back to the default), all or none.
 func (s *server) putConfig(c *fiber.Ctx) error {
 	var req map[string]json.RawMessage
-	if err := decodeJSON(c, &req); err != nil {
+	if err := svchttp.DecodeJSON(c, &req); err != nil {
 		return err
 	}
 	if len(req) == 0 {

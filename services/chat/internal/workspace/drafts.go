@@ -11,6 +11,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/svc-code/svc-code/libs/svchttp"
 )
 
 // Limits of drafts.
@@ -176,7 +178,7 @@ func (s *server) listDrafts(c *fiber.Ctx) error {
 // MaxDrafts, the least recently updated drafts are dropped.
 func (s *server) createDraft(c *fiber.Ctx) error {
 	var req draftRequest
-	if err := decodeJSON(c, &req); err != nil {
+	if err := svchttp.DecodeJSON(c, &req); err != nil {
 		return err
 	}
 	ctx := c.UserContext()
@@ -211,7 +213,7 @@ func (s *server) createDraft(c *fiber.Ctx) error {
 func (s *server) updateDraft(c *fiber.Ctx) error {
 	id := param(c, "draft_id")
 	var req draftRequest
-	if err := decodeJSON(c, &req); err != nil {
+	if err := svchttp.DecodeJSON(c, &req); err != nil {
 		return err
 	}
 	ctx := c.UserContext()

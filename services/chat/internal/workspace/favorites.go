@@ -11,6 +11,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/svc-code/svc-code/libs/svchttp"
 )
 
 // Limits of favorites.
@@ -108,7 +110,7 @@ func (s *server) putFavoriteSession(c *fiber.Ctx) error {
 	var req struct {
 		Note *string `json:"note"`
 	}
-	if err := decodeJSON(c, &req); err != nil {
+	if err := svchttp.DecodeJSON(c, &req); err != nil {
 		return err
 	}
 	if req.Note != nil && (!utf8.ValidString(*req.Note) || utf8.RuneCountInString(*req.Note) > MaxNoteRunes) {
@@ -186,7 +188,7 @@ func (s *server) putFavoritePrompt(c *fiber.Ctx) error {
 	var req struct {
 		Favorite *bool `json:"favorite"`
 	}
-	if err := decodeJSON(c, &req); err != nil {
+	if err := svchttp.DecodeJSON(c, &req); err != nil {
 		return err
 	}
 	if req.Favorite == nil {

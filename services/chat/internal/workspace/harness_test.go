@@ -51,10 +51,6 @@ func mustEnv(t *testing.T) *env {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("migrations: %v %v", files, err)
 	}
-	// Migrations waiting for the free version before them (pgmigrate
-	// refuses a gap) are kept as .sql.pending.
-	pending, _ := filepath.Glob("../app/migrations/*.sql.pending")
-	files = append(files, pending...)
 	sort.Strings(files)
 	for _, f := range files {
 		sql, err := os.ReadFile(f)

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/svc-code/svc-code/libs/protocol"
+	"github.com/svc-code/svc-code/libs/svchttp"
 )
 
 // MaxStashItems is how many items one session's stash holds; adding one
@@ -91,7 +92,7 @@ func (s *server) addStash(c *fiber.Ctx) error {
 	var req struct {
 		Text string `json:"text"`
 	}
-	if err := decodeJSON(c, &req); err != nil {
+	if err := svchttp.DecodeJSON(c, &req); err != nil {
 		return err
 	}
 	if err := validText(req.Text); err != nil {
@@ -155,7 +156,7 @@ func (s *server) updateStash(c *fiber.Ctx) error {
 		Text *string `json:"text"`
 		Sent *bool   `json:"sent"`
 	}
-	if err := decodeJSON(c, &req); err != nil {
+	if err := svchttp.DecodeJSON(c, &req); err != nil {
 		return err
 	}
 	if req.Text == nil && req.Sent == nil {
@@ -211,7 +212,7 @@ func (s *server) markStashSent(c *fiber.Ctx) error {
 	var req struct {
 		ItemIDs []string `json:"item_ids"`
 	}
-	if err := decodeJSON(c, &req); err != nil {
+	if err := svchttp.DecodeJSON(c, &req); err != nil {
 		return err
 	}
 	if len(req.ItemIDs) == 0 || len(req.ItemIDs) > MaxStashItems {

@@ -13,6 +13,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/svc-code/svc-code/libs/svchttp"
 )
 
 // Limits of tabs.
@@ -152,7 +154,7 @@ func (s *server) putTabs(c *fiber.Ctx) error {
 		Tabs   *[]Tab  `json:"tabs"`
 		Active *string `json:"active"`
 	}
-	if err := decodeJSON(c, &req); err != nil {
+	if err := svchttp.DecodeJSON(c, &req); err != nil {
 		return err
 	}
 	if req.Tabs == nil {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/svc-code/svc-code/libs/svchttp"
 )
 
 // Limits of the welcome routes.
@@ -201,7 +203,7 @@ func (s *server) welcomeSearch(c *fiber.Ctx) error {
 		Limit *int    `json:"limit"`
 		Cwd   *string `json:"cwd"`
 	}
-	if err := decodeJSON(c, &req); err != nil {
+	if err := svchttp.DecodeJSON(c, &req); err != nil {
 		return err
 	}
 	q := strings.TrimSpace(req.Query)

@@ -24,14 +24,10 @@
 package workspace
 
 import (
-	"bytes"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"mime"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -108,27 +104,6 @@ func goneSession(err error, op, id string) error {
 		return err
 	}
 	return fmt.Errorf("%s: %w", op, err)
-}
-
-// decodeJSON parses a JSON body strictly: the JSON content type, one
-// object, no unknown fields, no trailing data.
-func decodeJSON(c *fiber.Ctx, v any) error {
-	if mt, _, err := mime.ParseMediaType(c.Get(fiber.HeaderContentType)); err != nil || mt != fiber.MIMEApplicationJSON {
-		return protocol.Errorf(protocol.CodeUnsupportedMedia, "send Content-Type: application/json")
-	}
-	body := bytes.TrimSpace(c.Body())
-	if len(body) == 0 || body[0] != '{' {
-		return badRequest("malformed JSON body: want one JSON object")
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return badRequest("malformed JSON body: %v", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return badRequest("malformed JSON body: trailing data after the object")
-	}
-	return nil
 }
 
 // param copies a path parameter out of fasthttp's reused buffer.

@@ -7,6 +7,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/svc-code/svc-code/libs/protocol"
+	"github.com/svc-code/svc-code/libs/svchttp"
 	"github.com/svc-code/svc-code/services/gateway/internal/credential"
 	"github.com/svc-code/svc-code/services/gateway/internal/proxy"
 )
@@ -51,7 +52,7 @@ func (s *Server) loginSubmit(c *fiber.Ctx) error {
 		var body struct {
 			Password *string `json:"password"`
 		}
-		if err := decodeJSON(c, &body); err != nil {
+		if err := svchttp.DecodeJSON(c, &body); err != nil {
 			return err
 		}
 		if body.Password == nil {
@@ -140,7 +141,7 @@ func (s *Server) revoke(c *fiber.Ctx) error {
 	var body struct {
 		Scope *string `json:"scope"`
 	}
-	if err := decodeJSON(c, &body); err != nil {
+	if err := svchttp.DecodeJSON(c, &body); err != nil {
 		return err
 	}
 	if body.Scope == nil {

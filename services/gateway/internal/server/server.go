@@ -5,7 +5,6 @@
 package server
 
 import (
-	"encoding/json"
 	"errors"
 	"html/template"
 	"log/slog"
@@ -175,23 +174,6 @@ func (s *Server) dispatch(c *fiber.Ctx) error {
 
 func (s *Server) health(c *fiber.Ctx) error {
 	return c.JSON(fiber.Map{"status": "ok"})
-}
-
-// decodeJSON parses a JSON body strictly: the right content type, a single
-// object, no unknown fields.
-func decodeJSON(c *fiber.Ctx, v any) error {
-	if !isJSON(c) {
-		return &protocol.Error{Code: protocol.CodeUnsupportedMedia, Message: "send Content-Type: application/json"}
-	}
-	dec := json.NewDecoder(bytesReader(c.Body()))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return protocol.Errorf(protocol.CodeBadRequest, "malformed JSON body: %v", err)
-	}
-	if dec.More() {
-		return protocol.Errorf(protocol.CodeBadRequest, "malformed JSON body: trailing data after the object")
-	}
-	return nil
 }
 
 func retryAfter(d time.Duration) string {

@@ -1,15 +1,11 @@
 package server
 
 import (
-	"bytes"
-	"io"
 	"mime"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
 )
-
-func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
 
 func mediaType(c *fiber.Ctx) string {
 	mt, _, err := mime.ParseMediaType(c.Get(fiber.HeaderContentType))

@@ -10,14 +10,10 @@
 package files
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"io"
 	"io/fs"
 	"log/slog"
-	"mime"
 	"strings"
 	"syscall"
 
@@ -148,25 +144,4 @@ func pathError(err error, p string) error {
 		return protocol.Errorf(protocol.CodeForbidden, "permission denied: %s", p)
 	}
 	return err
-}
-
-// decodeJSON parses a JSON body strictly: the JSON content type, one
-// object, no unknown fields, no trailing data.
-func decodeJSON(c *fiber.Ctx, v any) error {
-	if mt, _, err := mime.ParseMediaType(c.Get(fiber.HeaderContentType)); err != nil || mt != fiber.MIMEApplicationJSON {
-		return protocol.Errorf(protocol.CodeUnsupportedMedia, "send Content-Type: application/json")
-	}
-	body := bytes.TrimSpace(c.Body())
-	if len(body) == 0 || body[0] != '{' {
-		return badRequest("malformed JSON body: want one JSON object")
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return badRequest("malformed JSON body: %v", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return badRequest("malformed JSON body: trailing data after the object")
-	}
-	return nil
 }

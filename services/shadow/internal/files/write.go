@@ -14,6 +14,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/svc-code/svc-code/libs/protocol"
+	"github.com/svc-code/svc-code/libs/svchttp"
 )
 
 // writeRequest is the body of POST /api/file/write.
@@ -41,7 +42,7 @@ const newFileMode = 0o644
 
 func (s *server) writeFile(c *fiber.Ctx) error {
 	var req writeRequest
-	if err := decodeJSON(c, &req); err != nil {
+	if err := svchttp.DecodeJSON(c, &req); err != nil {
 		return err
 	}
 	switch {

@@ -187,6 +187,26 @@ func pathParam(c *fiber.Ctx, r repo) (string, error) {
 	return journal.RelPath(r.dir, p)
 }
 
+// withRevs appends the revisions that are set to git's arguments.
+func withRevs(args []string, revs ...string) []string {
+	for _, rev := range revs {
+		if rev != "" {
+			args = append(args, rev)
+		}
+	}
+	return args
+}
+
+// withPath ends git's arguments with "--" and the path, if any, so that
+// the path is never read as a revision or an option.
+func withPath(args []string, path string) []string {
+	args = append(args, "--")
+	if path != "" {
+		args = append(args, path)
+	}
+	return args
+}
+
 // gitError turns a failing git command into a client error where the
 // client's input is the cause (an unknown revision, a bad path).
 func gitError(err error) error {
@@ -346,16 +366,7 @@ func (s *server) diff(c *fiber.Ctx) error {
 	if staged == "true" {
 		args = append(args, "--cached")
 	}
-	for _, rev := range []string{from, to} {
-		if rev != "" {
-			args = append(args, rev)
-		}
-	}
-	args = append(args, "--")
-	if path != "" {
-		args = append(args, path)
-	}
-	out, err := r.run(ctx, MaxOutput, args...)
+	out, err := r.run(ctx, MaxOutput, withPath(withRevs(args, from, to), path)...)
 	if err != nil {
 		return gitError(err)
 	}
@@ -425,14 +436,7 @@ func (s *server) log(c *fiber.Ctx) error {
 		return err
 	}
 	args := []string{"log", "--no-color", logFormat, "--max-count=" + strconv.Itoa(limit), "--skip=" + strconv.Itoa(skip)}
-	if rev != "" {
-		args = append(args, rev)
-	}
-	args = append(args, "--")
-	if path != "" {
-		args = append(args, path)
-	}
-	out, err := r.run(ctx, MaxOutput, args...)
+	out, err := r.run(ctx, MaxOutput, withPath(withRevs(args, rev), path)...)
 	if err != nil {
 		var ee *gitcmd.ExitError
 		if errors.As(err, &ee) && strings.Contains(ee.Stderr, "does not have any commits") {

@@ -329,32 +329,21 @@ func (c *Consumer) started(ctx context.Context, ev Event) error {
 	if err != nil || (ok && (row.Started || row.Ended)) {
 		return err
 	}
-	if !ValidSession(ev.SessionID) {
-		return permanentError{fmt.Errorf("session id %q cannot name a branch", ev.SessionID)}
-	}
-	cwd, err := c.cwd(ctx, ev, row, ok)
-	if err != nil {
-		return err
-	}
-	n, err := c.number(ctx, ev, row, ok)
+	t, err := c.turn(ctx, ev, row, ok)
 	if err != nil {
 		return err
 	}
 	fresh := c.now().Sub(ev.Added) <= c.late
-	res, err := c.journal.TurnStarted(ctx, Turn{
-		Session: ev.SessionID, ID: ev.TurnID, Number: n, Prompt: ev.Prompt, Cwd: cwd, At: ev.At,
-	}, fresh)
+	res, err := c.journal.TurnStarted(ctx, t, fresh)
 	if err != nil {
 		return err
 	}
-	m, err := c.journal.store.Meta(res.Project)
+	done, err := c.journaled(t, res)
 	if err != nil {
 		return err
 	}
-	return c.turns.MarkStarted(ctx, TurnRow{
-		TurnID: ev.TurnID, SessionID: ev.SessionID, Project: res.Project, Cwd: m.Path, TurnNumber: n,
-		BaseCommit: res.Commit,
-	}, c.now())
+	done.BaseCommit = res.Commit
+	return c.turns.MarkStarted(ctx, done, c.now())
 }
 
 func (c *Consumer) ended(ctx context.Context, ev Event) error {
@@ -362,14 +351,7 @@ func (c *Consumer) ended(ctx context.Context, ev Event) error {
 	if err != nil || (ok && row.Ended) {
 		return err
 	}
-	if !ValidSession(ev.SessionID) {
-		return permanentError{fmt.Errorf("session id %q cannot name a branch", ev.SessionID)}
-	}
-	cwd, err := c.cwd(ctx, ev, row, ok)
-	if err != nil {
-		return err
-	}
-	n, err := c.number(ctx, ev, row, ok)
+	t, err := c.turn(ctx, ev, row, ok)
 	if err != nil {
 		return err
 	}
@@ -377,20 +359,43 @@ func (c *Consumer) ended(ctx context.Context, ev Event) error {
 	if !ok {
 		note = "The start of this turn was not journaled: this commit holds every change since the branch's last commit."
 	}
-	res, err := c.journal.TurnEnded(ctx, Turn{
-		Session: ev.SessionID, ID: ev.TurnID, Number: n, Prompt: ev.Prompt, Cwd: cwd, At: ev.At,
-	}, note)
+	res, err := c.journal.TurnEnded(ctx, t, note)
 	if err != nil {
 		return err
 	}
+	done, err := c.journaled(t, res)
+	if err != nil {
+		return err
+	}
+	done.EndCommit, done.ChangedFiles = res.Commit, len(res.Changes)
+	return c.turns.MarkEnded(ctx, done, c.now())
+}
+
+// turn checks an event's session id and finds its turn's working directory
+// and number.
+func (c *Consumer) turn(ctx context.Context, ev Event, row TurnRow, ok bool) (Turn, error) {
+	if !ValidSession(ev.SessionID) {
+		return Turn{}, permanentError{fmt.Errorf("session id %q cannot name a branch", ev.SessionID)}
+	}
+	cwd, err := c.cwd(ctx, ev, row, ok)
+	if err != nil {
+		return Turn{}, err
+	}
+	n, err := c.number(ctx, ev, row, ok)
+	if err != nil {
+		return Turn{}, err
+	}
+	return Turn{Session: ev.SessionID, ID: ev.TurnID, Number: n, Prompt: ev.Prompt, Cwd: cwd, At: ev.At}, nil
+}
+
+// journaled is the table row of turn t once the journal recorded it (res),
+// with its project's path.
+func (c *Consumer) journaled(t Turn, res Result) (TurnRow, error) {
 	m, err := c.journal.store.Meta(res.Project)
 	if err != nil {
-		return err
+		return TurnRow{}, err
 	}
-	return c.turns.MarkEnded(ctx, TurnRow{
-		TurnID: ev.TurnID, SessionID: ev.SessionID, Project: res.Project, Cwd: m.Path, TurnNumber: n,
-		EndCommit: res.Commit, ChangedFiles: len(res.Changes),
-	}, c.now())
+	return TurnRow{TurnID: t.ID, SessionID: t.Session, Project: res.Project, Cwd: m.Path, TurnNumber: t.Number}, nil
 }
 
 // cwd finds the turn's working directory: the event's, else the one

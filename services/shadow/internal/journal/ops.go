@@ -101,6 +101,30 @@ type OpResult struct {
 	Turn int `json:"turn_number,omitempty"`
 }
 
+// hold takes the project's journal lock for an undo or restore: it answers
+// r as the lock's holder, with the lock files a killed git left cleared, and
+// the unlock.
+func (j *Journal) hold(r *Repo) (*Repo, func()) {
+	unlock := j.lock(r.Project.Hash)
+	r = &Repo{Project: r.Project, git: r.git, locked: true}
+	r.clearLocks(StaleLock)
+	return r, unlock
+}
+
+// commitFiles answers a commit's tree and every file of it by path (the
+// empty tree for "").
+func (r *Repo) commitFiles(ctx context.Context, commit string) (string, map[string]entry, error) {
+	tree, err := r.treeOf(ctx, commit)
+	if err != nil {
+		return "", nil, err
+	}
+	files, err := r.treeEntries(ctx, tree)
+	if err != nil {
+		return "", nil, err
+	}
+	return tree, files, nil
+}
+
 // Undo puts the project's files back as they were before the session's
 // last turn that changed them and is not undone yet: every file that turn
 // changed gets its version from before the turn. A file the user (or
@@ -114,10 +138,8 @@ func (j *Journal) Undo(ctx context.Context, r *Repo, session string, force bool)
 	if !ValidSession(session) {
 		return OpResult{}, protocol.Errorf(protocol.CodeBadRequest, "invalid session id")
 	}
-	unlock := j.lock(r.Project.Hash)
+	r, unlock := j.hold(r)
 	defer unlock()
-	r = &Repo{Project: r.Project, git: r.git, locked: true}
-	r.clearLocks(StaleLock)
 	m, err := j.store.Meta(r.Project.Hash)
 	if err != nil {
 		return OpResult{}, err
@@ -142,11 +164,11 @@ func (j *Journal) Undo(ctx context.Context, r *Repo, session string, force bool)
 		return OpResult{}, protocol.Errorf(protocol.CodeConflict,
 			"turn %d is the journal's first commit (its start was not journaled): there is no state from before it to go back to", turn)
 	}
-	parentTree, err := r.treeOf(ctx, parent)
+	parentTree, before, err := r.commitFiles(ctx, parent)
 	if err != nil {
 		return OpResult{}, err
 	}
-	targetTree, err := r.treeOf(ctx, target)
+	targetTree, afterTurn, err := r.commitFiles(ctx, target)
 	if err != nil {
 		return OpResult{}, err
 	}
@@ -155,14 +177,6 @@ func (j *Journal) Undo(ctx context.Context, r *Repo, session string, force bool)
 		return OpResult{}, err
 	}
 	paths := changePaths(changed)
-	afterTurn, err := r.treeEntries(ctx, targetTree)
-	if err != nil {
-		return OpResult{}, err
-	}
-	before, err := r.treeEntries(ctx, parentTree)
-	if err != nil {
-		return OpResult{}, err
-	}
 	res, err := j.apply(ctx, r, m.Ignore, ref, head, head, paths, afterTurn, before, force, message{
 		Kind: KindUndo, Session: session, Turn: turn, Undoes: target,
 		Note: fmt.Sprintf("Undid turn %d (commit %s).", turn, target),
@@ -220,10 +234,8 @@ func (j *Journal) Restore(ctx context.Context, r *Repo, commit, relPath, session
 	if err != nil {
 		return OpResult{}, err
 	}
-	unlock := j.lock(r.Project.Hash)
+	r, unlock := j.hold(r)
 	defer unlock()
-	r = &Repo{Project: r.Project, git: r.git, locked: true}
-	r.clearLocks(StaleLock)
 	m, err := j.store.Meta(r.Project.Hash)
 	if err != nil {
 		return OpResult{}, err
@@ -241,7 +253,7 @@ func (j *Journal) Restore(ctx context.Context, r *Repo, commit, relPath, session
 	if err != nil {
 		return OpResult{}, err
 	}
-	targetTree, err := r.treeOf(ctx, sha)
+	targetTree, target, err := r.commitFiles(ctx, sha)
 	if err != nil {
 		return OpResult{}, err
 	}
@@ -253,28 +265,14 @@ func (j *Journal) Restore(ctx context.Context, r *Repo, commit, relPath, session
 	if err != nil {
 		return OpResult{}, err
 	}
-	if relPath != "" && len(changed) == 0 {
-		target, err := r.treeEntries(ctx, targetTree)
-		if err != nil {
-			return OpResult{}, err
-		}
-		if !coversAny(target, relPath) {
-			return OpResult{}, protocol.Errorf(protocol.CodeNotFound, "%s is not in commit %s", relPath, short(sha))
-		}
+	if relPath != "" && len(changed) == 0 && !coversAny(target, relPath) {
+		return OpResult{}, protocol.Errorf(protocol.CodeNotFound, "%s is not in commit %s", relPath, short(sha))
 	}
 	last, err := r.head(ctx, LastRef)
 	if err != nil {
 		return OpResult{}, err
 	}
-	lastTree, err := r.treeOf(ctx, last)
-	if err != nil {
-		return OpResult{}, err
-	}
-	journaled, err := r.treeEntries(ctx, lastTree)
-	if err != nil {
-		return OpResult{}, err
-	}
-	target, err := r.treeEntries(ctx, targetTree)
+	_, journaled, err := r.commitFiles(ctx, last)
 	if err != nil {
 		return OpResult{}, err
 	}

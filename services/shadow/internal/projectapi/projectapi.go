@@ -6,17 +6,15 @@
 package projectapi
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
-	"mime"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/svc-code/svc-code/libs/protocol"
+	"github.com/svc-code/svc-code/libs/svchttp"
 	"github.com/svc-code/svc-code/services/shadow/internal/journal"
 	"github.com/svc-code/svc-code/services/shadow/internal/project"
 )
@@ -131,7 +129,7 @@ func (s *server) put(c *fiber.Ctx) error {
 		return err
 	}
 	var b putBody
-	if err := decodeJSON(c, &b); err != nil {
+	if err := svchttp.DecodeJSON(c, &b); err != nil {
 		return err
 	}
 	var size *int
@@ -194,7 +192,7 @@ func (s *server) rename(c *fiber.Ctx) error {
 		return err
 	}
 	var b renameBody
-	if err := decodeJSON(c, &b); err != nil {
+	if err := svchttp.DecodeJSON(c, &b); err != nil {
 		return err
 	}
 	if err := (project.Meta{Name: b.Name}).Validate(); err != nil {
@@ -212,25 +210,4 @@ func (s *server) rename(c *fiber.Ctx) error {
 		return err
 	}
 	return s.answer(c, p, m, true)
-}
-
-// decodeJSON parses a JSON body strictly: the JSON content type, one
-// object, no unknown fields, no trailing data.
-func decodeJSON(c *fiber.Ctx, v any) error {
-	if mt, _, err := mime.ParseMediaType(c.Get(fiber.HeaderContentType)); err != nil || mt != fiber.MIMEApplicationJSON {
-		return protocol.Errorf(protocol.CodeUnsupportedMedia, "send Content-Type: application/json")
-	}
-	body := bytes.TrimSpace(c.Body())
-	if len(body) == 0 || body[0] != '{' {
-		return protocol.Errorf(protocol.CodeBadRequest, "malformed JSON body: want one JSON object")
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return protocol.Errorf(protocol.CodeBadRequest, "malformed JSON body: %v", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return protocol.Errorf(protocol.CodeBadRequest, "malformed JSON body: trailing data after the object")
-	}
-	return nil
 }

@@ -7,14 +7,10 @@
 package shadowapi
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
-	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -24,6 +20,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/svc-code/svc-code/libs/protocol"
+	"github.com/svc-code/svc-code/libs/svchttp"
 	"github.com/svc-code/svc-code/services/shadow/internal/journal"
 	"github.com/svc-code/svc-code/services/shadow/internal/project"
 )
@@ -108,25 +105,15 @@ func pathParam(c *fiber.Ctx, r *journal.Repo, required bool) (string, error) {
 	return r.RelPath(p)
 }
 
-// decodeJSON parses a JSON body strictly: the JSON content type, one
-// object, no unknown fields, no trailing data.
-func decodeJSON(c *fiber.Ctx, v any) error {
-	if mt, _, err := mime.ParseMediaType(c.Get(fiber.HeaderContentType)); err != nil || mt != fiber.MIMEApplicationJSON {
-		return protocol.Errorf(protocol.CodeUnsupportedMedia, "send Content-Type: application/json")
+// openPath resolves the cwd parameter to a project's journal and reads the
+// required path parameter, relative to the project.
+func (s *server) openPath(c *fiber.Ctx) (*journal.Repo, string, error) {
+	r, _, err := s.open(c)
+	if err != nil {
+		return nil, "", err
 	}
-	body := bytes.TrimSpace(c.Body())
-	if len(body) == 0 || body[0] != '{' {
-		return badRequest("malformed JSON body: want one JSON object")
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return badRequest("malformed JSON body: %v", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return badRequest("malformed JSON body: trailing data after the object")
-	}
-	return nil
+	rel, err := pathParam(c, r, true)
+	return r, rel, err
 }
 
 func projectJSON(r *journal.Repo, m project.Meta) fiber.Map {
@@ -207,11 +194,7 @@ func (s *server) search(c *fiber.Ctx) error {
 }
 
 func (s *server) timeline(c *fiber.Ctx) error {
-	r, _, err := s.open(c)
-	if err != nil {
-		return err
-	}
-	rel, err := pathParam(c, r, true)
+	r, rel, err := s.openPath(c)
 	if err != nil {
 		return err
 	}
@@ -229,11 +212,7 @@ func (s *server) timeline(c *fiber.Ctx) error {
 }
 
 func (s *server) file(c *fiber.Ctx) error {
-	r, _, err := s.open(c)
-	if err != nil {
-		return err
-	}
-	rel, err := pathParam(c, r, true)
+	r, rel, err := s.openPath(c)
 	if err != nil {
 		return err
 	}
@@ -292,7 +271,7 @@ func (s *server) undo(c *fiber.Ctx) error {
 		return err
 	}
 	var b undoBody
-	if err := decodeJSON(c, &b); err != nil {
+	if err := svchttp.DecodeJSON(c, &b); err != nil {
 		return err
 	}
 	if b.SessionID == "" {
@@ -313,7 +292,7 @@ func (s *server) restore(c *fiber.Ctx) error {
 		return err
 	}
 	var b restoreBody
-	if err := decodeJSON(c, &b); err != nil {
+	if err := svchttp.DecodeJSON(c, &b); err != nil {
 		return err
 	}
 	rel := ""

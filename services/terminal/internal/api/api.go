@@ -6,14 +6,10 @@
 package api
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"mime"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -27,6 +23,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/svc-code/svc-code/libs/protocol"
+	"github.com/svc-code/svc-code/libs/svchttp"
 	"github.com/svc-code/svc-code/libs/termhosts"
 	"github.com/svc-code/svc-code/services/terminal/internal/shellexec"
 	"github.com/svc-code/svc-code/services/terminal/internal/terminals"
@@ -289,7 +286,7 @@ type execResult struct {
 // exec answers POST /api/exec.
 func (s *server) exec(c *fiber.Ctx) error {
 	var req execRequest
-	if err := decodeJSON(c, &req); err != nil {
+	if err := svchttp.DecodeJSON(c, &req); err != nil {
 		return err
 	}
 	if strings.TrimSpace(req.Command) == "" {
@@ -326,21 +323,4 @@ func (s *server) exec(c *fiber.Ctx) error {
 		return c.Status(fiber.StatusRequestTimeout).JSON(body)
 	}
 	return c.JSON(body)
-}
-
-// decodeJSON parses a JSON body strictly: the JSON content type, one
-// object, no unknown fields, no trailing data.
-func decodeJSON(c *fiber.Ctx, v any) error {
-	if mt, _, err := mime.ParseMediaType(c.Get(fiber.HeaderContentType)); err != nil || mt != fiber.MIMEApplicationJSON {
-		return protocol.Errorf(protocol.CodeUnsupportedMedia, "send Content-Type: application/json")
-	}
-	dec := json.NewDecoder(bytes.NewReader(c.Body()))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return badRequest("malformed JSON body: %v", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return badRequest("malformed JSON body: trailing data after the object")
-	}
-	return nil
 }
