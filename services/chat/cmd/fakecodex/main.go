@@ -41,6 +41,11 @@
 //	               (serverRequest/resolved without an answer), then a reply
 //	SLOW [n]       n deltas (default 10) FAKECODEX_DELAY apart (default
 //	               100ms); honours turn/interrupt
+//	BACKGROUND [n] a commandExecution item (with a processId) and its
+//	               first output delta, then the reply: the turn completes
+//	               while the command runs on; n more output deltas
+//	               (default 3) follow FAKECODEX_DELAY apart, then its
+//	               item/completed (exit code 0)
 //	CRASH [code]   an agentMessage delta, a stderr line, then exit code (3)
 //	               mid-turn
 //	FAIL500        an error notification and turn/completed "failed"

@@ -290,6 +290,7 @@ var scripts = map[string]func(t *turnRun, arg int) (string, any){
 	"APPLY_PATCH": func(t *turnRun, _ int) (string, any) { return t.patch() },
 	"RESOLVE":     func(t *turnRun, _ int) (string, any) { return t.resolveItself() },
 	"SLOW":        (*turnRun).slow,
+	"BACKGROUND":  (*turnRun).background,
 	"CRASH":       (*turnRun).crash,
 	"FAIL500":     func(t *turnRun, _ int) (string, any) { return t.fail500() },
 	"RAW": func(t *turnRun, _ int) (string, any) {
@@ -571,5 +572,53 @@ func (t *turnRun) hostRequest() (string, any) {
 	} else {
 		t.reply("host answered " + string(r.Result))
 	}
+	return "completed", nil
+}
+
+// background starts a command that outlives its turn, as unified exec does
+// with a process still running after exec_command's yield_time_ms: its
+// item/started and first output delta come in the turn, which then
+// completes; n more lines (default 3) follow FAKECODEX_DELAY apart, then
+// item/completed (exit code 0, the whole output).
+func (t *turnRun) background(n int) (string, any) {
+	f := t.f
+	if n <= 0 {
+		n = 3
+	}
+	delay := 100 * time.Millisecond
+	if d, err := time.ParseDuration(f.getenv("FAKECODEX_DELAY")); err == nil {
+		delay = d
+	}
+	cwd := ""
+	f.mu.Lock()
+	if f.th != nil {
+		cwd = f.th.Cwd
+	}
+	f.mu.Unlock()
+	script := fmt.Sprintf("for i in $(seq 0 %d); do echo line $i; sleep 1; done", n)
+	callID := "call_" + newID()[24:]
+	item := map[string]any{
+		"type": "commandExecution", "id": callID, "pluginId": nil, "scriptPath": nil,
+		"command": "/bin/bash -lc '" + script + "'", "cwd": cwd,
+		"processId": strconv.Itoa(os.Getpid()), "source": "unifiedExecStartup", "status": "inProgress",
+		"commandActions":   []any{map[string]any{"type": "unknown", "command": script}},
+		"aggregatedOutput": nil, "exitCode": nil, "durationMs": nil, "startedAtMs": f.now(), "completedAtMs": nil,
+	}
+	t.notify("item/started", map[string]any{"item": item, "startedAtMs": f.now()})
+	output := "line 0\n"
+	t.notify("item/commandExecution/outputDelta", map[string]any{"itemId": callID, "delta": output})
+	t.reply("Started in the background.")
+	go func() {
+		for i := 1; i <= n; i++ {
+			time.Sleep(delay)
+			line := fmt.Sprintf("line %d\n", i)
+			output += line
+			t.notify("item/commandExecution/outputDelta", map[string]any{"itemId": callID, "delta": line})
+		}
+		done := copyMap(item)
+		done["status"], done["aggregatedOutput"], done["exitCode"] = "completed", output, 0
+		done["durationMs"], done["completedAtMs"] = int64(n)*delay.Milliseconds(), f.now()
+		t.notify("item/completed", map[string]any{"item": done, "contentTokenCount": nil, "completedAtMs": f.now()})
+	}()
 	return "completed", nil
 }

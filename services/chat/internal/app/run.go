@@ -77,7 +77,10 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		Log:      log,
 	})
 	workspace.Register(app, workspace.Deps{DB: db, Log: log})
-	tasks.Register(app, tasks.Deps{Finder: &tasks.Finder{Roots: cfg.Files.TaskDirs}, Sessions: tasks.PGSessions{DB: db}, Log: log})
+	tasks.Register(app, tasks.Deps{
+		Finder: &tasks.Finder{Roots: cfg.Files.TaskDirs}, Sessions: tasks.PGSessions{DB: db},
+		Codex: &tasks.CodexStore{Redis: rdb, Prefix: cfg.RedisPrefix}, Log: log,
+	})
 	catalog.Register(app, catalog.Deps{Catalog: &catalog.Catalog{Dirs: cfg.Files.Catalog}, Log: log})
 	uploads.Register(app, uploads.Deps{DataHome: cfg.DataHome, Sessions: st, MaxImageBytes: cfg.Files.MaxImageBytes, MaxFileBytes: cfg.Files.MaxFileBytes, Log: log})
 	sockets := chatws.Register(app, chatws.Deps{Store: st, Rooms: rooms, Log: log})

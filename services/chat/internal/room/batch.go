@@ -62,8 +62,15 @@ func newAppender(st *store.Store, bg *sync.WaitGroup) *appender {
 // it, once committed. It takes no context: a caller that gave up could not
 // tell whether the message was stored; the batch has its own timeout.
 func (a *appender) append(id, kind string, payload json.RawMessage) (store.Message, error) {
-	res := a.appendAll(id, kind, []json.RawMessage{payload})
-	return res[0].msg, res[0].err
+	return a.appendItem(store.Append{SessionID: id, Kind: kind, Payload: payload})
+}
+
+// appendItem is append for an Append (one that may lock the provider).
+func (a *appender) appendItem(item store.Append) (store.Message, error) {
+	req := &appendReq{item: item, done: make(chan appendRes, 1)}
+	a.queue([]*appendReq{req})
+	res := <-req.done
+	return res.msg, res.err
 }
 
 // appendAll is append for several messages of one session, queued
@@ -74,6 +81,16 @@ func (a *appender) appendAll(id, kind string, payloads []json.RawMessage) []appe
 	for i, p := range payloads {
 		reqs[i] = &appendReq{item: store.Append{SessionID: id, Kind: kind, Payload: p}, done: make(chan appendRes, 1)}
 	}
+	a.queue(reqs)
+	out := make([]appendRes, len(reqs))
+	for i, r := range reqs {
+		out[i] = <-r.done
+	}
+	return out
+}
+
+// queue adds reqs to the queue, starting its drain if none runs.
+func (a *appender) queue(reqs []*appendReq) {
 	a.mu.Lock()
 	a.q = append(a.q, reqs...)
 	start := !a.run
@@ -83,11 +100,6 @@ func (a *appender) appendAll(id, kind string, payloads []json.RawMessage) []appe
 		a.bg.Add(1)
 		go a.drain()
 	}
-	out := make([]appendRes, len(reqs))
-	for i, r := range reqs {
-		out[i] = <-r.done
-	}
-	return out
 }
 
 // drain stores the queue, a batch at a time, until it is empty.
@@ -136,8 +148,7 @@ func (a *appender) store(batch []*appendReq) {
 	}
 	if err != nil && len(batch) > 1 && rolledBack(err) {
 		for _, r := range batch {
-			m, err := a.st.AppendMessage(ctx, r.item.SessionID, r.item.Kind, r.item.Payload)
-			r.done <- appendRes{msg: m, err: err}
+			r.done <- a.storeOne(ctx, r.item)
 		}
 		return
 	}
@@ -149,6 +160,15 @@ func (a *appender) store(batch []*appendReq) {
 			r.done <- appendRes{msg: msgs[i], err: errs[i]}
 		}
 	}
+}
+
+// storeOne appends one message alone, as a batch of one.
+func (a *appender) storeOne(ctx context.Context, item store.Append) appendRes {
+	msgs, errs, err := a.st.AppendMessages(ctx, []store.Append{item})
+	if err != nil {
+		return appendRes{err: err}
+	}
+	return appendRes{msg: msgs[0], err: errs[0]}
 }
 
 // appendRetryDelay is the first wait before a batch is tried again after

@@ -382,6 +382,11 @@ type Room struct {
 	turnStart, lastActivity, lastBeat time.Time
 	// providerLocked: the session's provider is known to be locked.
 	providerLocked bool
+	// turnCount is the session's stored turn count (its turns), when
+	// turnCountKnown: read with the session when the provider is created,
+	// then taken from each recorded turn, so a turn start needs no read.
+	turnCount      int
+	turnCountKnown bool
 }
 
 // ID is the session id.
@@ -439,12 +444,13 @@ func (r *Room) sinkList() []Sink {
 }
 
 // appendAndBroadcast stores payload as the next line of the log and, once
-// it is committed, broadcasts frame(line). The append goes in the
-// instance's next group commit (batch.go).
-func (r *Room) appendAndBroadcast(_ context.Context, kind string, payload json.RawMessage, frame func(line int64) Frame) (store.Message, error) {
+// it is committed, broadcasts frame(line); lockProvider locks the session's
+// provider in the same statement. The append goes in the instance's next
+// group commit (batch.go).
+func (r *Room) appendAndBroadcast(_ context.Context, kind string, payload json.RawMessage, lockProvider bool, frame func(line int64) Frame) (store.Message, error) {
 	r.appendMu.Lock()
 	defer r.appendMu.Unlock()
-	msg, err := r.m.appends.append(r.id, kind, payload)
+	msg, err := r.m.appends.appendItem(store.Append{SessionID: r.id, Kind: kind, Payload: payload, LockProvider: lockProvider})
 	if err != nil {
 		return store.Message{}, err
 	}
@@ -473,12 +479,21 @@ type Image struct {
 // UserMessage stores a prompt, broadcasts message_stored, acknowledges it
 // to sender with user_message_stored, and sends it to the agent, starting
 // the provider if needed. Failures reach every sink as error frames.
+//
+// The provider is looked up first (a read of the session only when the
+// room has none yet), so that the prompt's append also locks the session's
+// provider when it is not known to be locked: the prompt's commit is the
+// only PostgreSQL round trip before the agent gets the prompt.
 func (r *Room) UserMessage(ctx context.Context, sender Sink, content string, images []Image) {
 	payload, _ := json.Marshal(map[string]any{"role": "user", "content": content, "images": images})
 	if len(images) == 0 {
 		payload, _ = json.Marshal(map[string]any{"role": "user", "content": content})
 	}
-	msg, err := r.appendAndBroadcast(ctx, store.KindUserPrompt, payload, func(line int64) Frame {
+	prov, perr := r.provider(ctx)
+	r.mu.Lock()
+	lock := perr == nil && !r.providerLocked
+	r.mu.Unlock()
+	msg, err := r.appendAndBroadcast(ctx, store.KindUserPrompt, payload, lock, func(line int64) Frame {
 		return NewFrame(line, map[string]any{"type": "message_stored", "message": json.RawMessage(payload), "line": line})
 	})
 	if err != nil {
@@ -486,16 +501,19 @@ func (r *Room) UserMessage(ctx context.Context, sender Sink, content string, ima
 		sender.Send(ErrorFrame("could not store the message"))
 		return
 	}
+	if lock {
+		r.mu.Lock()
+		r.providerLocked = true
+		r.mu.Unlock()
+	}
 	line := msg.Line
 	// A prompt whose text is a favorite is stored as one (store.AppendMessage).
 	sender.Send(NewFrame(0, map[string]any{"type": "user_message_stored", "promptId": fmt.Sprintf("%s:%d", r.id, line), "isFavorite": msg.IsFavorite}))
 
-	prov, err := r.provider(ctx)
-	if err != nil {
-		r.Broadcast(ErrorFrame(err.Error()))
+	if perr != nil {
+		r.Broadcast(ErrorFrame(perr.Error()))
 		return
 	}
-	r.lockProvider(ctx)
 	turn := agent.Turn{Text: content}
 	for _, im := range images {
 		turn.Images = append(turn.Images, agent.Image{MediaType: im.Source.MediaType, Data: im.Source.Data})
@@ -608,6 +626,8 @@ func (r *Room) provider(ctx context.Context) (agent.Provider, error) {
 	r.prov = p
 	r.pumpDone = done
 	r.cwd, r.model = sess.Cwd, sess.Model
+	r.turnCount, r.turnCountKnown = sess.Turns, true
+	r.providerLocked = r.providerLocked || sess.ProviderLocked // a lock is never undone
 	r.mu.Unlock()
 	r.m.setLive(r.id, true)
 	r.m.pumps.Add(2)
@@ -726,6 +746,8 @@ func (r *Room) pump(p agent.Provider, providerSessionID, providerName string) {
 				"type": "compact_progress", "phase": e.Phase, "result": e.Result,
 				"trigger": e.Trigger, "is_compacting": compacting,
 			}))
+		case agent.Command:
+			r.recordCommand(ctx, e, providerSessionID) // commands.go
 		case agent.ModeChanged:
 			if _, err := st.SetPermissionMode(ctx, r.id, e.Mode); err != nil {
 				log.ErrorContext(ctx, "store permission mode", "err", err)
@@ -816,24 +838,6 @@ func (r *Room) appendAgentMessages(run []agent.Message) {
 	}
 }
 
-// lockProvider locks the session's provider, as its first turn does; a
-// lock is never undone, so once done it is not asked again.
-func (r *Room) lockProvider(ctx context.Context) {
-	r.mu.Lock()
-	done := r.providerLocked
-	r.mu.Unlock()
-	if done {
-		return
-	}
-	if _, err := r.m.cfg.Store.LockProvider(ctx, r.id); err != nil {
-		r.m.log.ErrorContext(ctx, "lock provider", "session_id", r.id, "err", err)
-		return
-	}
-	r.mu.Lock()
-	r.providerLocked = true
-	r.mu.Unlock()
-}
-
 // readAhead returns p's next event if one comes within readAheadTimeout,
 // else nil (the pump reads it in its turn).
 func (r *Room) readAhead(p agent.Provider) agent.Event {
@@ -853,9 +857,15 @@ func (r *Room) recordTurn(ctx context.Context, costUSD float64) {
 	r.running, r.compacting = false, false
 	r.mu.Unlock()
 	r.stateChanged()
-	if _, err := r.m.cfg.Store.RecordTurn(ctx, r.id, costUSD); err != nil {
+	sess, err := r.m.cfg.Store.RecordTurn(ctx, r.id, costUSD)
+	if err != nil {
 		r.m.log.ErrorContext(ctx, "record turn", "session_id", r.id, "err", err)
 	}
+	r.mu.Lock()
+	// A failed write leaves the count unknown: the next turn start reads it.
+	r.turnCount, r.turnCountKnown = sess.Turns, err == nil
+	r.providerLocked = r.providerLocked || err == nil // RecordTurn locks it too
+	r.mu.Unlock()
 }
 
 // retire forgets a pending request and reports whether it was pending.

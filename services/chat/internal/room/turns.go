@@ -181,8 +181,15 @@ func (m *Manager) addTurnEvent(q queuedTurn, down bool) bool {
 // turnNumber is the number the session's next turn gets: its stored turn
 // count plus one (the count grows when a turn's result is recorded, so a
 // turn cut off by the process's exit leaves it, and its number, unchanged).
-// 0 when the count cannot be read.
+// The room keeps the count (see Room.turnCount), so this reads the session
+// only when the last recordTurn failed. 0 when the count cannot be read.
 func (r *Room) turnNumber() int {
+	r.mu.Lock()
+	n, known := r.turnCount, r.turnCountKnown
+	r.mu.Unlock()
+	if known {
+		return n + 1
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), turnNumberTimeout)
 	defer cancel()
 	sess, err := r.m.cfg.Store.Get(ctx, r.id)
@@ -190,6 +197,9 @@ func (r *Room) turnNumber() int {
 		r.m.log.Error("read turn count", "session_id", r.id, "err", err)
 		return 0
 	}
+	r.mu.Lock()
+	r.turnCount, r.turnCountKnown = sess.Turns, true
+	r.mu.Unlock()
 	return sess.Turns + 1
 }
 

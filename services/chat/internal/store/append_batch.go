@@ -16,6 +16,9 @@ type Append struct {
 	SessionID string
 	Kind      string
 	Payload   json.RawMessage
+	// LockProvider also locks the session's provider (provider_locked),
+	// in the same statement: a session's first prompt sent to its agent.
+	LockProvider bool
 }
 
 // AppendMessages stores several messages, of one or several sessions, as
@@ -39,7 +42,7 @@ func (s *Store) AppendMessages(ctx context.Context, in []Append) (out []Message,
 	slices.SortStableFunc(order, func(a, b int) int { return strings.Compare(in[a].SessionID, in[b].SessionID) })
 	batch := &pgx.Batch{}
 	for _, i := range order {
-		batch.Queue(appendSQL, in[i].SessionID, in[i].Kind, string(in[i].Payload))
+		batch.Queue(appendSQL, in[i].SessionID, in[i].Kind, string(in[i].Payload), in[i].LockProvider)
 	}
 	// A batch without transaction statements runs as one implicit
 	// transaction: one Sync, one commit; an error rolls it all back.

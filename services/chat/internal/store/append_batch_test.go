@@ -92,3 +92,39 @@ func TestAppendMessagesAllOrNothing(t *testing.T) {
 		t.Errorf("next append got line %d, want 1 (the failed batch used no line)", m.Line)
 	}
 }
+
+// An append with LockProvider locks its session's provider in the same
+// statement; the other appends leave the lock as it is.
+func TestAppendMessagesLockProvider(t *testing.T) {
+	s := mustStore(t)
+	ctx := context.Background()
+	a := mustCreate(t, s, store.NewSession{})
+	b := mustCreate(t, s, store.NewSession{})
+	mustAppend(t, s, a.ID, store.KindUserPrompt, `{"content":"plain"}`)
+	if sess, err := s.Get(ctx, a.ID); err != nil || sess.ProviderLocked {
+		t.Fatalf("after a plain append: provider_locked %v (%v), want false", sess.ProviderLocked, err)
+	}
+	_, errs, err := s.AppendMessages(ctx, []store.Append{
+		{SessionID: a.ID, Kind: store.KindUserPrompt, Payload: json.RawMessage(`{"content":"go"}`), LockProvider: true},
+		{SessionID: b.ID, Kind: store.KindAgent, Payload: json.RawMessage(`{"n":1}`)},
+	})
+	if err != nil || errs[0] != nil || errs[1] != nil {
+		t.Fatalf("AppendMessages: %v %v", err, errs)
+	}
+	for _, c := range []struct {
+		id       string
+		locked   bool
+		lastLine int64
+		whichOne string
+	}{{a.ID, true, 2, "a (locking append)"}, {b.ID, false, 1, "b (plain append)"}} {
+		sess, err := s.Get(ctx, c.id)
+		if err != nil || sess.ProviderLocked != c.locked || sess.LastLine != c.lastLine {
+			t.Errorf("session %s: provider_locked %v, last line %d (%v); want %v, %d", c.whichOne, sess.ProviderLocked, sess.LastLine, err, c.locked, c.lastLine)
+		}
+	}
+	// A lock is kept by the appends that do not ask for it.
+	mustAppend(t, s, a.ID, store.KindAgent, `{"n":2}`)
+	if sess, err := s.Get(ctx, a.ID); err != nil || !sess.ProviderLocked {
+		t.Errorf("after a plain append to a locked session: provider_locked %v (%v), want true", sess.ProviderLocked, err)
+	}
+}

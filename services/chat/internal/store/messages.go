@@ -38,7 +38,7 @@ func (m Message) SID() string { return m.SessionID + ":" + strconv.FormatInt(m.L
 // too (IsFavorite), so re-sending a favorite keeps it one.
 func (s *Store) AppendMessage(ctx context.Context, id, kind string, payload json.RawMessage) (Message, error) {
 	m := Message{SessionID: id, Kind: kind, Payload: payload}
-	err := s.db.QueryRow(ctx, appendSQL, id, kind, string(payload)).Scan(&m.Line, &m.IsFavorite, &m.CreatedAt)
+	err := s.db.QueryRow(ctx, appendSQL, id, kind, string(payload), false).Scan(&m.Line, &m.IsFavorite, &m.CreatedAt)
 	if err != nil {
 		return Message{}, notFound(err, "append message to session", id)
 	}
@@ -46,10 +46,12 @@ func (s *Store) AppendMessage(ctx context.Context, id, kind string, payload json
 }
 
 // appendSQL is AppendMessage's statement (also queued by AppendMessages):
-// $1 session id, $2 kind, $3 payload; it returns line, is_favorite,
-// created_at.
+// $1 session id, $2 kind, $3 payload, $4 whether to lock the session's
+// provider too; it returns line, is_favorite, created_at.
 const appendSQL = `WITH s AS (
-		UPDATE sessions SET next_line = next_line + 1, updated_at = now() WHERE id = $1 RETURNING id, next_line
+		UPDATE sessions SET next_line = next_line + 1, updated_at = now(),
+			provider_locked = provider_locked OR $4::boolean
+		WHERE id = $1 RETURNING id, next_line
 	)
 	INSERT INTO session_messages (session_id, line, kind, payload, is_favorite)
 	SELECT s.id, s.next_line, $2, $3, CASE WHEN $2 = 'user_prompt' THEN EXISTS (

@@ -105,12 +105,6 @@ func (s *Store) SetArchived(ctx context.Context, id string, archived bool) (Sess
 	return s.update(ctx, "archive session", id, `archived = $2`, archived)
 }
 
-// LockProvider locks the session's provider for good, as its first turn
-// does. Locking a locked session changes nothing.
-func (s *Store) LockProvider(ctx context.Context, id string) (Session, error) {
-	return s.update(ctx, "lock provider of session", id, `provider_locked = true`)
-}
-
 // SetProviderSessionID stores the agent's conversation id, for --resume.
 func (s *Store) SetProviderSessionID(ctx context.Context, id, providerSessionID string) (Session, error) {
 	return s.update(ctx, "set provider session id of session", id, `provider_session_id = nullif($2, '')`, providerSessionID)

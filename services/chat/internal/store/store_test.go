@@ -107,7 +107,6 @@ func TestNotFound(t *testing.T) {
 		{"UpdateTitle", func() error { _, err := s.UpdateTitle(ctx, "nope", "x"); return err }},
 		{"SetPermissionMode", func() error { _, err := s.SetPermissionMode(ctx, "nope", "plan"); return err }},
 		{"SetProvider", func() error { _, err := s.SetProvider(ctx, "nope", "app-server"); return err }},
-		{"LockProvider", func() error { _, err := s.LockProvider(ctx, "nope"); return err }},
 		{"RecordTurn", func() error { _, err := s.RecordTurn(ctx, "nope", 1); return err }},
 		{"SetArchived", func() error { _, err := s.SetArchived(ctx, "nope", true); return err }},
 		{"SetProviderSessionID", func() error { _, err := s.SetProviderSessionID(ctx, "nope", "x"); return err }},
@@ -166,11 +165,14 @@ func TestSetProvider(t *testing.T) {
 	if err != nil || got.Provider != "app-server" {
 		t.Fatalf("SetProvider before the lock: %+v, %v", got, err)
 	}
-	if _, err := s.LockProvider(ctx, sess.ID); err != nil {
-		t.Fatalf("LockProvider: %v", err)
+	// The first prompt's append locks the provider (as a room sends it).
+	if _, errs, err := s.AppendMessages(ctx, []store.Append{{
+		SessionID: sess.ID, Kind: store.KindUserPrompt, Payload: json.RawMessage(`{"content":"go"}`), LockProvider: true,
+	}}); err != nil || errs[0] != nil {
+		t.Fatalf("locking append: %v %v", err, errs)
 	}
-	if got, err := s.LockProvider(ctx, sess.ID); err != nil || !got.ProviderLocked {
-		t.Fatalf("LockProvider again: %+v, %v", got, err)
+	if got, err := s.Get(ctx, sess.ID); err != nil || !got.ProviderLocked {
+		t.Fatalf("after the locking append: %+v, %v", got, err)
 	}
 	if _, err := s.SetProvider(ctx, sess.ID, "agent-sdk"); !errors.Is(err, store.ErrProviderLocked) {
 		t.Errorf("SetProvider after the lock: %v, want ErrProviderLocked", err)

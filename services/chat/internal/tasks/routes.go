@@ -26,7 +26,9 @@ type Deps struct {
 	Finder *Finder
 	// Sessions ties tasks to chat sessions (PGSessions).
 	Sessions Sessions
-	Log      *slog.Logger
+	// Codex holds Codex's background commands; nil lists none.
+	Codex *CodexStore
+	Log   *slog.Logger
 }
 
 type server struct{ Deps }
@@ -59,7 +61,7 @@ func (s *server) list(c *fiber.Ctx) error {
 		if err != nil {
 			return err
 		}
-		filter.AgentSession, filter.OnlyAgentSession = agentID, true
+		filter.AgentSession, filter.OnlyAgentSession, filter.SessionID = agentID, true, session
 	}
 	switch r := c.Query("running"); r {
 	case "":
@@ -78,11 +80,18 @@ func (s *server) list(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if found == nil {
-		found = []Task{}
-	}
 	if err := s.linkSessions(c, found); err != nil {
 		return err
+	}
+	if s.Codex != nil {
+		codex, err := s.Codex.List(c.UserContext(), filter)
+		if err != nil {
+			return err
+		}
+		found = mergeNewest(found, codex, filter.Limit)
+	}
+	if found == nil {
+		found = []Task{}
 	}
 	return c.JSON(fiber.Map{"tasks": found})
 }
@@ -101,6 +110,9 @@ func (s *server) get(c *fiber.Ctx) error {
 	limit, err := intQuery(c, "limit", DefaultReadLimit, utf8.UTFMax, MaxReadLimit)
 	if err != nil {
 		return err
+	}
+	if IsCodexID(id) {
+		return s.getCodex(c, id, offset, limit)
 	}
 	t, err := s.Finder.Find(id)
 	switch {
@@ -167,4 +179,46 @@ func intQuery(c *fiber.Ctx, name string, def, lo, hi int64) (int64, error) {
 		return 0, badRequest("%s %q: want an integer from %d to %d", name, raw, lo, hi)
 	}
 	return n, nil
+}
+
+// getCodex answers GET /api/tasks/{task_id} for a Codex task.
+func (s *server) getCodex(c *fiber.Ctx, id string, offset, limit int64) error {
+	if s.Codex == nil {
+		return protocol.Errorf(protocol.CodeNotFound, "no task %q", id)
+	}
+	t, kept, err := s.Codex.Find(c.UserContext(), id)
+	if errors.Is(err, ErrNotFound) {
+		return protocol.Errorf(protocol.CodeNotFound, "no task %q", id)
+	}
+	if err != nil {
+		return err
+	}
+	chunk, err := ReadCodex(t, kept, offset, limit)
+	if errors.Is(err, ErrOffset) {
+		return badRequest("offset %d is past the end of the output: read from 0 again", offset)
+	}
+	if err != nil {
+		return err
+	}
+	return c.JSON(struct {
+		Task Task `json:"task"`
+		Chunk
+	}{t, chunk})
+}
+
+// mergeNewest merges two lists sorted newest first into one, at most
+// limit long (0: no limit).
+func mergeNewest(a, b []Task, limit int) []Task {
+	out := make([]Task, 0, len(a)+len(b))
+	for len(a) > 0 || len(b) > 0 {
+		if limit > 0 && len(out) == limit {
+			break
+		}
+		if len(b) == 0 || (len(a) > 0 && !b[0].UpdatedAt.After(a[0].UpdatedAt)) {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return out
 }

@@ -89,7 +89,7 @@ var (
 // Task is one background task's output file.
 type Task struct {
 	ID string `json:"task_id"`
-	// Provider is the agent that started it ("claude").
+	// Provider is the agent that started it ("claude" or "codex").
 	Provider string `json:"provider"`
 	// Project is the directory name of the project (ProjectKey of its cwd).
 	Project string `json:"project"`
@@ -105,6 +105,13 @@ type Task struct {
 	// holds the file open; PIDs lists them) or "recent_write".
 	RunningBy string `json:"running_by"`
 	PIDs      []int  `json:"pids,omitempty"`
+	// Command, Cwd, ProcessID (Codex's processId), State and ExitCode
+	// are those of a Codex command (codex.go); Path is "" for one.
+	Command   string `json:"command,omitempty"`
+	Cwd       string `json:"cwd,omitempty"`
+	ProcessID string `json:"process_id,omitempty"`
+	State     string `json:"state,omitempty"`
+	ExitCode  *int   `json:"exit_code,omitempty"`
 	// Preview is the end of the output (at most PreviewBytes, from a line
 	// start when one is near); PreviewTruncated when output precedes it.
 	Preview          *string `json:"preview,omitempty"`
@@ -139,6 +146,8 @@ type Filter struct {
 	// session uuid only ("": none).
 	AgentSession     string
 	OnlyAgentSession bool
+	// SessionID keeps the Codex tasks of this chat session only.
+	SessionID string
 	// Running keeps only running (true) or finished (false) tasks.
 	Running *bool
 	Limit   int

@@ -361,24 +361,8 @@ func (pr *process) wait(readers *sync.WaitGroup, outR, errR *os.File) {
 		pr.p.events.Push(agent.PermissionRetired{RequestID: id, Reason: agent.RetiredProcessExited})
 	}
 
-	ev := agent.ProcessExited{PID: pr.pid, ExitCode: -1, Cause: cause, TurnRunning: turns > 0 || len(perms) > 0}
-	state := "exited"
-	if ps := pr.cmd.ProcessState; ps != nil {
-		state = ps.String()
-		ev.ExitCode = ps.ExitCode()
-		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			ev.Signal = signalName(ws.Signal())
-		}
-	} else if waitErr != nil {
-		state = waitErr.Error()
-	}
-	if ev.Cause == "" {
-		ev.Cause = agent.ExitCrashed
-		if ev.ExitCode == 0 {
-			ev.Cause = agent.ExitExited
-		}
-	}
-	ev.Reason = exitReason(ev.Cause, state, lastStderr)
+	ev := agent.ExitReport(agent.ProcessExited{PID: pr.pid, Cause: cause, TurnRunning: turns > 0 || len(perms) > 0},
+		pr.cmd.ProcessState, waitErr, lastStderr, interruptedReason)
 	pr.mu.Lock()
 	pr.exit = ev
 	pr.mu.Unlock()
@@ -390,33 +374,9 @@ func (pr *process) wait(readers *sync.WaitGroup, outR, errR *os.File) {
 	close(pr.done)
 }
 
-func signalName(s syscall.Signal) string {
-	switch s {
-	case syscall.SIGINT:
-		return "interrupt"
-	case syscall.SIGKILL:
-		return "killed"
-	case syscall.SIGTERM:
-		return "terminated"
-	}
-	return s.String()
-}
-
-func exitReason(cause, state, lastStderr string) string {
-	switch cause {
-	case agent.ExitClosed:
-		return "session closed (" + state + ")"
-	case agent.ExitRespawn:
-		return "restarted to apply new settings (" + state + ")"
-	case agent.ExitInterrupted:
-		return "interrupt was not acknowledged; process stopped (" + state + ")"
-	case agent.ExitExited:
-		return "agent exited (" + state + ")"
-	}
-	if lastStderr != "" {
-		return "agent exited unexpectedly (" + state + "): " + lastStderr
-	}
-	return "agent exited unexpectedly (" + state + ")"
+// interruptedReason is ProcessExited.Reason for agent.ExitInterrupted.
+func interruptedReason(state string) string {
+	return "interrupt was not acknowledged; process stopped (" + state + ")"
 }
 
 // writeJSON writes v as one line. Writes are serialised; a write that

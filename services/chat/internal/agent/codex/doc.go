@@ -21,7 +21,11 @@
 // agent-shaped messages the agent-sdk provider passes through: system/init
 // when a turn starts, assistant text and tool_use blocks, user tool_result
 // blocks, and one result per turn with usage, model, duration and a cost
-// computed from a price table (Codex reports none; see Prices).
+// computed from a price table (Codex reports none; see Prices). An item
+// the user declined also gives a system/permission_denied message and an
+// entry of the result's permission_denials, as a refused permission does
+// in Claude Code. A command still running when its turn completes is a
+// background command, reported as agent.Command until it ends (commands.go).
 //
 // Interrupt follows the interface's rule for a line-protocol provider:
 // SIGINT to the process group, SIGKILL KillDelay later; the turn it cut

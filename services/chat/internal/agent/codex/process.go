@@ -87,6 +87,7 @@ type process struct {
 	exited     bool
 	exit       agent.ProcessExited
 	lastStderr string
+	commands   map[string]*command // running commandExecution items (commands.go)
 }
 
 // spawn starts the app-server and its reader goroutines. The process
@@ -459,11 +460,18 @@ func (pr *process) notification(m *wireMsg) {
 	case "item/started":
 		var ip itemParams
 		decodeLenient(m.Params, &ip)
+		pr.commandStarted(ip.Item)
 		pr.itemStarted(ip.Item)
 	case "item/completed":
 		var ip itemParams
 		decodeLenient(m.Params, &ip)
-		pr.itemCompleted(ip.Item)
+		if !pr.commandCompleted(ip.Item) {
+			pr.itemCompleted(ip.Item)
+		}
+	case "item/commandExecution/outputDelta":
+		var dp outputDeltaParams
+		decodeLenient(m.Params, &dp)
+		pr.commandOutput(dp)
 	case "thread/tokenUsage/updated":
 		var up tokenUsageParams
 		decodeLenient(m.Params, &up)
@@ -509,6 +517,7 @@ func (pr *process) notification(m *wireMsg) {
 	case "turn/completed":
 		var tp turnParams
 		decodeLenient(m.Params, &tp)
+		pr.backgroundCommands()
 		pr.turnCompleted(tp.Turn)
 	}
 }
@@ -613,9 +622,18 @@ func (pr *process) itemCompleted(it item) {
 	if _, _, ok := toolUse(it); !ok {
 		return
 	}
+	pr.mu.Lock()
+	idle := pr.cur == nil
+	pr.mu.Unlock()
+	if idle {
+		return // a background command ending after its turn (commands.go)
+	}
 	// Some tool calls are reported only when they end (codex.md §4.3).
 	pr.emitToolUse(it)
 	content, isErr := toolResult(it)
+	if it.Status == "declined" {
+		pr.denied(it, content)
+	}
 	result := map[string]any{"status": it.Status}
 	if it.ExitCode != nil {
 		result["exit_code"] = *it.ExitCode
@@ -689,6 +707,7 @@ func (pr *process) finish(t *turnState, status, errMsg string, durMS int64) {
 		t.errors = append(t.errors, errMsg)
 	}
 	errs := append([]string(nil), t.errors...)
+	denials := append([]any{}, t.denials...)
 	var usage tokenCounts
 	if u := t.usage[t.id]; u != nil {
 		usage = *u
@@ -730,7 +749,7 @@ func (pr *process) finish(t *turnState, status, errMsg string, durMS int64) {
 		"duration_ms": durMS, "duration_api_ms": 0, "num_turns": max(calls, 1),
 		"total_cost_usd": total, "cost_usd": cost, "cost_source": "price_table", "priced": priced,
 		"usage": u, "stop_reason": stop, "terminal_reason": terminal, "codex_status": status,
-		"errors": errs, "permission_denials": []any{},
+		"errors": errs, "permission_denials": denials,
 		"modelUsage": map[string]any{model: map[string]any{
 			"inputTokens": u.InputTokens, "outputTokens": u.OutputTokens,
 			"cacheReadInputTokens": u.CacheReadInputTokens, "cacheCreationInputTokens": u.CacheCreationInputTokens,
@@ -977,6 +996,7 @@ func (pr *process) wait(readers *sync.WaitGroup, outR, errR *os.File) {
 			pr.p.events.Push(agent.PermissionRetired{RequestID: id, Reason: agent.RetiredProcessExited})
 		}
 	}
+	pr.lostCommands()
 	turnRunning := false
 	if cur != nil {
 		if cause == agent.ExitInterrupted && cur.announced {
@@ -989,24 +1009,8 @@ func (pr *process) wait(readers *sync.WaitGroup, outR, errR *os.File) {
 		pr.finish(t, terminalNotStarted, "the agent process exited before this turn started", 0)
 	}
 
-	ev := agent.ProcessExited{PID: pr.pid, ExitCode: -1, Cause: cause, TurnRunning: turnRunning}
-	state := "exited"
-	if ps := pr.cmd.ProcessState; ps != nil {
-		state = ps.String()
-		ev.ExitCode = ps.ExitCode()
-		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			ev.Signal = signalName(ws.Signal())
-		}
-	} else if waitErr != nil {
-		state = waitErr.Error()
-	}
-	if ev.Cause == "" {
-		ev.Cause = agent.ExitCrashed
-		if ev.ExitCode == 0 {
-			ev.Cause = agent.ExitExited
-		}
-	}
-	ev.Reason = exitReason(ev.Cause, state, lastStderr)
+	ev := agent.ExitReport(agent.ProcessExited{PID: pr.pid, Cause: cause, TurnRunning: turnRunning},
+		pr.cmd.ProcessState, waitErr, lastStderr, interruptedReason)
 	pr.mu.Lock()
 	pr.exit = ev
 	pr.mu.Unlock()
@@ -1016,33 +1020,9 @@ func (pr *process) wait(readers *sync.WaitGroup, outR, errR *os.File) {
 	close(pr.done)
 }
 
-func signalName(s syscall.Signal) string {
-	switch s {
-	case syscall.SIGINT:
-		return "interrupt"
-	case syscall.SIGKILL:
-		return "killed"
-	case syscall.SIGTERM:
-		return "terminated"
-	}
-	return s.String()
-}
-
-func exitReason(cause, state, lastStderr string) string {
-	switch cause {
-	case agent.ExitClosed:
-		return "session closed (" + state + ")"
-	case agent.ExitRespawn:
-		return "restarted to apply new settings (" + state + ")"
-	case agent.ExitInterrupted:
-		return "stopped by the user (" + state + "); the next message resumes the thread"
-	case agent.ExitExited:
-		return "agent exited (" + state + ")"
-	}
-	if lastStderr != "" {
-		return "agent exited unexpectedly (" + state + "): " + lastStderr
-	}
-	return "agent exited unexpectedly (" + state + ")"
+// interruptedReason is ProcessExited.Reason for agent.ExitInterrupted.
+func interruptedReason(state string) string {
+	return "stopped by the user (" + state + "); the next message resumes the thread"
 }
 
 // signal sends sig to the whole process group, recording cause first.

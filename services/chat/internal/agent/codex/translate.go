@@ -64,6 +64,7 @@ type item struct {
 	Text             string          `json:"text"`
 	Command          string          `json:"command"`
 	Cwd              string          `json:"cwd"`
+	ProcessID        string          `json:"processId"`
 	Status           string          `json:"status"`
 	AggregatedOutput *string         `json:"aggregatedOutput"`
 	ExitCode         *int            `json:"exitCode"`
@@ -144,6 +145,7 @@ type turnState struct {
 	errors   []string
 	toolUses map[string]bool            // items whose tool_use was emitted
 	changes  map[string][]neutralChange // fileChange items' changes, for approvals
+	denials  []any                      // the result's permission_denials
 }
 
 func newTurn(input []map[string]any) *turnState {

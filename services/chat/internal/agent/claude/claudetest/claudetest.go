@@ -15,18 +15,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
-	"os"
-	"os/exec"
 	"path"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
-	"go.uber.org/goleak"
+	"github.com/svc-code/svc-code/services/chat/internal/agent/agenttest"
 )
 
 //go:embed testdata/transcripts/*.jsonl
@@ -169,56 +164,13 @@ func shape(v any) string {
 }
 
 // BuildFake compiles cmd/fakeclaude into dir with the go tool on PATH and
-// returns the binary's path. Call it once per test binary, from TestMain.
+// returns the binary's path. Call it once per test binary.
 func BuildFake(ctx context.Context, dir string) (string, error) {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		return "", fmt.Errorf("build fakeclaude: cannot locate the source tree")
-	}
-	// this file is services/chat/internal/agent/claude/claudetest/claudetest.go
-	module := filepath.Join(filepath.Dir(file), "..", "..", "..", "..")
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		return "", fmt.Errorf("build fakeclaude: %w", err)
-	}
-	bin := filepath.Join(dir, "fakeclaude")
-	cmd := exec.CommandContext(ctx, goTool, "build", "-o", bin, "./cmd/fakeclaude")
-	cmd.Dir = module
-	cmd.Env = os.Environ()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build fakeclaude: %w\n%s", err, out)
-	}
-	return bin, nil
+	return agenttest.BuildFake(ctx, dir, "fakeclaude")
 }
 
-// MainWithFake is a TestMain for packages that drive the fake CLI: it builds
-// cmd/fakeclaude into a temporary directory, stores its path in *bin, runs
-// the tests, removes the directory and, when the tests passed, fails on a
-// leaked goroutine. It exits the process with the result.
+// MainWithFake is a TestMain for packages that drive the fake: see
+// agenttest.MainWithFake.
 func MainWithFake(m *testing.M, bin *string) {
-	os.Exit(mainWithFake(m, bin))
-}
-
-func mainWithFake(m *testing.M, bin *string) int {
-	dir, err := os.MkdirTemp("", "fakeclaude-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() { _ = os.RemoveAll(dir) }()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	*bin, err = BuildFake(ctx, dir)
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	code := m.Run()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	return code
+	agenttest.MainWithFake(m, "fakeclaude", bin)
 }
