@@ -132,10 +132,3 @@ func TestHostIdentity(t *testing.T) {
 		})
 	}
 }
-
-func TestChildEnv(t *testing.T) {
-	got := childEnv([]string{"PATH=/bin", "SVC_INTERNAL_SECRET=x", "DATABASE_URL=postgres://u:p@h/d", "REDIS_URL=redis://:p@h", "HOME=/h", "SVC_CODE_PASSWORD_FILE=/f"})
-	if strings.Join(got, " ") != "PATH=/bin HOME=/h" {
-		t.Errorf("childEnv = %v, want PATH and HOME only", got)
-	}
-}

@@ -7,10 +7,9 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"slices"
-	"strings"
 
 	"github.com/svc-code/svc-code/libs/redisx"
+	"github.com/svc-code/svc-code/libs/svcenv"
 	"github.com/svc-code/svc-code/libs/svchttp"
 	"github.com/svc-code/svc-code/libs/termhosts"
 	"github.com/svc-code/svc-code/services/terminal/internal/announce"
@@ -55,7 +54,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 
 	env := cfg.ShellEnv
 	if env == nil {
-		env = childEnv(os.Environ())
+		env = svcenv.WithoutServerOnly(os.Environ())
 	}
 	mgr := terminals.NewManager(terminals.Config{
 		Shell: cfg.Shell, ShellArgs: cfg.ShellArgs, Env: env, Scrollback: cfg.Scrollback,
@@ -164,19 +163,4 @@ func hostIdentity(cfg Config, bound net.Addr) (termhosts.Host, error) {
 func isWildcard(host string) bool {
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsUnspecified()
-}
-
-// childEnv is the service's environment minus its secrets, for shells.
-func childEnv(environ []string) []string {
-	secret := []string{
-		"SVC_INTERNAL_SECRET", "SVC_INTERNAL_SECRET_FILE", "SVC_CODE_PASSWORD", "SVC_CODE_PASSWORD_FILE",
-		"DATABASE_URL", "READONLY_DATABASE_URL", "PROVISION_DATABASE_URL", "REDIS_URL",
-	}
-	out := make([]string, 0, len(environ))
-	for _, kv := range environ {
-		if k, _, _ := strings.Cut(kv, "="); !slices.Contains(secret, k) {
-			out = append(out, kv)
-		}
-	}
-	return out
 }
