@@ -171,7 +171,18 @@ func TestSnapshotSeesChanges(t *testing.T) {
 		{"value", func(t *testing.T, e *env) { mustExec(t, e.admin, "UPDATE probe_turns SET note = 'x' WHERE id = 3") }, "table probe_turns"},
 		{"sequence", func(t *testing.T, e *env) { mustExec(t, e.admin, "SELECT nextval('probe_turns_id_seq')") }, "sequences"},
 		{"table", func(t *testing.T, e *env) { mustExec(t, e.admin, "CREATE TABLE pwned (x int)") }, "schema objects"},
-		{"grant", func(t *testing.T, e *env) { mustExec(t, e.admin, "GRANT SELECT ON probe_secret TO PUBLIC") }, "schema objects"},
+		{"grant", func(t *testing.T, e *env) {
+			// To a role of its own, not PUBLIC: a PUBLIC grant would make
+			// the read-only role of every test running beside this one
+			// unsafe (its startup check reads every schema).
+			other := e.role + "_other"
+			mustExec(t, e.admin, "CREATE ROLE "+other)
+			t.Cleanup(func() {
+				_, _ = e.admin.Exec(context.Background(), "DROP OWNED BY "+other)
+				_, _ = e.admin.Exec(context.Background(), "DROP ROLE "+other)
+			})
+			mustExec(t, e.admin, "GRANT SELECT ON probe_secret TO "+other)
+		}, "schema objects"},
 		{"large object", func(t *testing.T, e *env) {
 			mustExec(t, e.admin, "SELECT lo_create(0)")
 			mustExec(t, e.admin, "DO $$ BEGIN EXECUTE format('ALTER LARGE OBJECT %s OWNER TO "+e.role+"', (SELECT max(oid) FROM pg_largeobject_metadata)); END $$")
