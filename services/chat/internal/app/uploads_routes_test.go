@@ -40,7 +40,7 @@ func (c *chat) upload(path, filename string, data []byte) answer {
 // never collide across them, and the limits answer 413 with the envelope.
 func TestUploadsAcrossInstances(t *testing.T) {
 	dbURL, home := pgmigratetest.MustSchema(t), t.TempDir()
-	extra := map[string]string{"SVC_CODE_HOME": home, "CHAT_UPLOAD_FILE_MAX_MB": "1", "BODY_LIMIT_MB": "3"}
+	extra := map[string]string{"SVC_CODE_HOME": home, "CHAT_UPLOAD_FILE_MAX_MB": "1"}
 	a := startInstance(t, dbURL, extra, nil, nil, nil)
 	b := startInstance(t, dbURL, extra, nil, nil, nil)
 	id := a.mustSession(t.TempDir())
@@ -78,8 +78,9 @@ func TestUploadsAcrossInstances(t *testing.T) {
 	if !strings.Contains(got.str("message"), "at most 1048576") {
 		t.Errorf("message: %s", got.raw)
 	}
-	// Over BODY_LIMIT_MB: the server's own 413, same envelope.
-	a.upload("/api/upload-file?session="+id, "huge.bin", bytes.Repeat([]byte{1}, 3<<20+1)).want(t, http.StatusRequestEntityTooLarge, "payload_too_large")
+	// (A body over BODY_LIMIT_MB is refused by the server before the route,
+	// with the same envelope: svchttptest's contract checks that for every
+	// service, reading the answer while the upload is cut off.)
 
 	entries, err := os.ReadDir(filepath.Join(home, "uploads", id))
 	if err != nil {
