@@ -6,9 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"runtime"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -63,56 +61,32 @@ func TestStreamsBeforeTheQueryEnds(t *testing.T) {
 func TestStreamsMillionsOfRowsInBoundedMemory(t *testing.T) {
 	e := newEnv(t, envOptions{timeout: 120 * time.Second})
 	const rows = 2_000_000
-	var peak atomic.Uint64
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	base := ms.HeapAlloc
-	done := make(chan struct{})
-	sampled := make(chan struct{})
-	go func() {
-		defer close(sampled)
-		tick := time.NewTicker(20 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-				var m runtime.MemStats
-				runtime.ReadMemStats(&m)
-				if m.HeapAlloc > peak.Load() {
-					peak.Store(m.HeapAlloc)
-				}
-			}
-		}
-	}()
-	resp := e.post(t, "text/plain", `SELECT g, 'row-' || g AS label FROM (SELECT generate_series(1, 2000000) AS g) s`, "")
-	defer resp.Body.Close()
 	// Read without keeping: count the bytes, keep the tail.
 	var total int64
 	tail := make([]byte, 0, 128)
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := resp.Body.Read(buf)
-		total += int64(n)
-		tail = append(tail, buf[:n]...)
-		if len(tail) > 64 {
-			tail = append(tail[:0], tail[len(tail)-64:]...)
+	grew := sampleHeap(t, func() {
+		resp := e.post(t, "text/plain", `SELECT g, 'row-' || g AS label FROM (SELECT generate_series(1, 2000000) AS g) s`, "")
+		defer resp.Body.Close()
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := resp.Body.Read(buf)
+			total += int64(n)
+			tail = append(tail, buf[:n]...)
+			if len(tail) > 64 {
+				tail = append(tail[:0], tail[len(tail)-64:]...)
+			}
+			if err == io.EOF {
+				return
+			}
+			if err != nil {
+				t.Error(err)
+				return
+			}
 		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	close(done)
-	<-sampled
+	})
 	if !strings.HasSuffix(string(tail), `,"count":2000000}`+"\n") {
 		t.Fatalf("the result does not end with the count of %d rows: ...%s", rows, tail)
 	}
-	grew := int64(peak.Load()) - int64(base)
 	t.Logf("body %d MB, heap grew at most %d MB", total>>20, grew>>20)
 	if total < 40<<20 {
 		t.Fatalf("body of %d bytes: smaller than expected", total)
