@@ -19,7 +19,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/svc-code/svc-code/bench/internal/chatproc"
 	"github.com/svc-code/svc-code/bench/internal/proc"
 	"github.com/svc-code/svc-code/bench/internal/report"
 	"github.com/svc-code/svc-code/libs/protocol"
@@ -181,27 +180,8 @@ func runJournal(ctx context.Context, root, scratch string, o options) (s journal
 	if project, err = filepath.EvalSymlinks(project); err != nil {
 		return s, err
 	}
-	base := os.Getenv("TEST_DATABASE_URL")
-	if base == "" {
-		base = chatproc.DefaultDatabaseURL
-	}
-	schema, err := chatproc.NewSchema(ctx, base)
-	if err != nil {
-		return s, err
-	}
-	defer func() { err = errors.Join(err, schema.Drop()) }()
-	prefix, err := proc.RandomHex(6)
-	if err != nil {
-		return s, err
-	}
-	prefix = "shadowbench:" + prefix + ":"
-	defer func() { err = errors.Join(err, proc.DeleteKeys(proc.RedisURL(), prefix)) }()
-	secret, err := proc.RandomHex(24)
-	if err != nil {
-		return s, err
-	}
 	home := filepath.Join(scratch, "journal-home")
-	in, err := startShadow(ctx, binary, home, schema.URL, prefix, secret, project)
+	in, err := startShadow(ctx, binary, home, project)
 	if err != nil {
 		return s, err
 	}
@@ -215,7 +195,7 @@ func runJournal(ctx context.Context, root, scratch string, o options) (s journal
 
 	sum := sha256.Sum256([]byte(project))
 	b := &journalBench{
-		rdb: rdb, stream: prefix + "turns", project: project, session: "bench",
+		rdb: rdb, stream: in.prefix + "turns", project: project, session: "bench",
 		journal: filepath.Join(home, "projects", hex.EncodeToString(sum[:])[:16], "shadow-git"),
 	}
 	if s.First, err = b.add(ctx, "turn_started", 1); err != nil {

@@ -129,43 +129,74 @@ func writeFile(p, content string) error {
 	return os.WriteFile(p, []byte(content), 0o644) //nolint:gosec // G306: test data
 }
 
-// shadowInstance is a running shadow service.
+// shadowInstance is a running shadow service with a PostgreSQL schema,
+// a Redis key prefix and an internal secret of its own.
 type shadowInstance struct {
-	addr, secret string
+	addr, secret, prefix string
+	schema               *chatproc.Schema
 	*proc.Process
 }
 
-// startShadow runs the shadow binary with extraDirs as extra allowed roots.
-func startShadow(ctx context.Context, binary, home, dbURL, redisPrefix, secret, extraDirs string) (*shadowInstance, error) {
-	addr, err := proc.FreeAddr(ctx)
-	if err != nil {
+// startShadow runs the shadow binary with extraDirs as extra allowed roots,
+// on a new schema of the test database and a new Redis prefix; Stop ends
+// it and removes both.
+func startShadow(ctx context.Context, binary, home, extraDirs string) (in *shadowInstance, err error) {
+	base := os.Getenv("TEST_DATABASE_URL")
+	if base == "" {
+		base = chatproc.DefaultDatabaseURL
+	}
+	in = &shadowInstance{}
+	if in.schema, err = chatproc.NewSchema(ctx, base); err != nil {
 		return nil, err
 	}
-	p, err := proc.Start(ctx, proc.Config{
+	prefix, err := proc.RandomHex(6)
+	if err == nil {
+		in.prefix = "shadowbench:" + prefix + ":"
+		in.secret, err = proc.RandomHex(24)
+	}
+	if err == nil {
+		in.addr, err = proc.FreeAddr(ctx)
+	}
+	if err != nil {
+		return nil, errors.Join(err, in.cleanup())
+	}
+	in.Process, err = proc.Start(ctx, proc.Config{
 		Name: "shadow", Path: binary, StopTimeout: 20 * time.Second, Group: true,
 		Env: []string{
 			"PATH=" + os.Getenv("PATH"),
 			"HOME=" + home,
 			"SVC_CODE_HOME=" + home,
-			"SHADOW_ADDR=" + addr,
+			"SHADOW_ADDR=" + in.addr,
 			"SHADOW_EXTRA_DIRS=" + extraDirs,
-			"DATABASE_URL=" + dbURL,
+			"DATABASE_URL=" + in.schema.URL,
 			"REDIS_URL=" + proc.RedisURL(),
-			"REDIS_PREFIX=" + redisPrefix,
-			"SVC_INTERNAL_SECRET=" + secret,
+			"REDIS_PREFIX=" + in.prefix,
+			"SVC_INTERNAL_SECRET=" + in.secret,
 			"LOG_FORMAT=json",
 			"LOG_LEVEL=warn",
 		},
 	})
 	if err != nil {
-		return nil, err
+		return nil, errors.Join(err, in.cleanup())
 	}
-	in := &shadowInstance{addr: addr, secret: secret, Process: p}
-	health := proc.GetOK("http://"+addr+"/api/health/shadow", http.Header{protocol.HeaderInternal: []string{secret}})
+	health := proc.GetOK("http://"+in.addr+"/api/health/shadow", http.Header{protocol.HeaderInternal: []string{in.secret}})
 	if err := in.WaitReady(ctx, 60*time.Second, health); err != nil {
 		return nil, errors.Join(err, in.Stop())
 	}
 	return in, nil
+}
+
+// Stop ends shadow, then drops its schema and its Redis keys.
+func (in *shadowInstance) Stop() error {
+	return errors.Join(in.Process.Stop(), in.cleanup())
+}
+
+func (in *shadowInstance) cleanup() error {
+	var err error
+	if in.prefix != "" {
+		err = proc.DeleteKeys(proc.RedisURL(), in.prefix)
+	}
+	return errors.Join(err, in.schema.Drop())
 }
 
 var searchClient = &http.Client{Timeout: 2 * time.Minute}
@@ -360,26 +391,7 @@ func runSearch(ctx context.Context, root, scratch string, o options) (s searchSe
 	if s.Bytes, err = makeProject(project, s.Files, s.Ignored); err != nil {
 		return s, fmt.Errorf("make the project: %w", err)
 	}
-	base := os.Getenv("TEST_DATABASE_URL")
-	if base == "" {
-		base = chatproc.DefaultDatabaseURL
-	}
-	schema, err := chatproc.NewSchema(ctx, base)
-	if err != nil {
-		return s, err
-	}
-	defer func() { err = errors.Join(err, schema.Drop()) }()
-	prefix, err := proc.RandomHex(6)
-	if err != nil {
-		return s, err
-	}
-	prefix = "shadowbench:" + prefix + ":"
-	defer func() { err = errors.Join(err, proc.DeleteKeys(proc.RedisURL(), prefix)) }()
-	secret, err := proc.RandomHex(24)
-	if err != nil {
-		return s, err
-	}
-	in, err := startShadow(ctx, binary, filepath.Join(scratch, "home"), schema.URL, prefix, secret, project)
+	in, err := startShadow(ctx, binary, filepath.Join(scratch, "home"), project)
 	if err != nil {
 		return s, err
 	}
