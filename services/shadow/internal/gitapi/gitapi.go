@@ -8,6 +8,13 @@
 // never, so a partial clone cannot fetch), GIT_OPTIONAL_LOCKS=0 (status
 // does not refresh the index), no system or global configuration, and
 // every revision is checked not to start with "-". Output is bounded.
+//
+// The repository must lie inside the allowed roots (Deps.Allow) as a
+// whole, not only cwd: its top level, its git and common directories and
+// its object stores. git's discovery is stopped at the roots
+// (GIT_CEILING_DIRECTORIES), what it found is checked (confine), and the
+// commands then run on that repository by name. A repository that leaves
+// the roots answers as no repository at all (404).
 package gitapi
 
 import (
@@ -15,7 +22,9 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -27,6 +36,7 @@ import (
 	"github.com/svc-code/svc-code/services/shadow/internal/gitcmd"
 	"github.com/svc-code/svc-code/services/shadow/internal/journal"
 	"github.com/svc-code/svc-code/services/shadow/internal/project"
+	"github.com/svc-code/svc-code/services/shadow/internal/roots"
 )
 
 // Bounds.
@@ -77,8 +87,13 @@ var safety = []string{
 type repo struct {
 	git gitcmd.Runner
 	dir string // the project's resolved path
-	// env neutralises the repository's filter drivers (filterEnv).
+	top string // the work tree's top level, resolved (confine)
+	// env neutralises the repository's filter drivers (filterEnv) and
+	// names the repository (pin).
 	env []string
+	// pin names the repository open checked: GIT_DIR, GIT_COMMON_DIR,
+	// GIT_WORK_TREE.
+	pin []string
 }
 
 func (r repo) run(ctx context.Context, limit int, args ...string) ([]byte, error) {
@@ -132,7 +147,11 @@ func filterEnv(ctx context.Context, r repo) ([]string, error) {
 	return append(env, "GIT_CONFIG_COUNT="+strconv.Itoa(n)), nil
 }
 
-// open resolves cwd and checks it is inside a git work tree.
+// open resolves cwd and checks it is inside a git work tree that lies,
+// with its whole repository, inside the allowed roots (confine). The
+// commands that follow run on the repository it found, named outright
+// (GIT_DIR, GIT_COMMON_DIR, GIT_WORK_TREE), so that nothing discovers
+// another one meanwhile.
 func (s *server) open(c *fiber.Ctx) (repo, context.Context, context.CancelFunc, error) {
 	cwd := strings.Clone(c.Query("cwd"))
 	resolved, err := project.Resolve(cwd)
@@ -144,25 +163,150 @@ func (s *server) open(c *fiber.Ctx) (repo, context.Context, context.CancelFunc, 
 			return repo{}, nil, nil, err
 		}
 	}
+	notRepo := protocol.Errorf(protocol.CodeNotFound, "%s is not inside a git work tree", cwd)
 	ctx, cancel := context.WithTimeout(c.UserContext(), RequestTimeout)
 	r := repo{git: s.Git, dir: resolved}
-	out, err := r.run(ctx, 0, "rev-parse", "--is-inside-work-tree")
-	if err != nil || strings.TrimSpace(string(out)) != "true" {
+	if ceiling := s.ceiling(ctx, resolved); ceiling != "" {
+		r.env = []string{"GIT_CEILING_DIRECTORIES=" + ceiling}
+	}
+	if err := s.confine(ctx, &r); err != nil {
 		cancel()
 		var ee *gitcmd.ExitError
 		if errors.As(err, &ee) && strings.Contains(ee.Stderr, "dubious ownership") {
 			return repo{}, nil, nil, protocol.Errorf(protocol.CodeForbidden, "git refuses a repository owned by another user: %s", cwd)
 		}
-		if err == nil || errors.As(err, &ee) {
-			return repo{}, nil, nil, protocol.Errorf(protocol.CodeNotFound, "%s is not inside a git work tree", cwd)
+		if errors.Is(err, errOutside) || errors.As(err, &ee) {
+			return repo{}, nil, nil, notRepo
 		}
 		return repo{}, nil, nil, err
 	}
-	if r.env, err = filterEnv(ctx, r); err != nil {
+	r.env = r.pin
+	fenv, err := filterEnv(ctx, r)
+	if err != nil {
 		cancel()
 		return repo{}, nil, nil, err
 	}
+	r.env = append(fenv, r.pin...)
 	return r, ctx, cancel, nil
+}
+
+// errOutside: a part of the repository lies outside the allowed roots.
+var errOutside = errors.New("repository outside the allowed roots")
+
+// ceiling answers the nearest ancestor of dir (resolved and allowed) that
+// is outside the allowed roots, for GIT_CEILING_DIRECTORIES: git's
+// repository discovery walks up from dir and must not reach it. Whatever
+// lies inside an allowed path is allowed, so above the first ancestor
+// refused every one is refused too. "" when there is no such ancestor or
+// no roots to keep to. It is a first fence: confine checks what git found
+// (a path holding ":" would split the list).
+func (s *server) ceiling(ctx context.Context, dir string) string {
+	if s.Allow == nil {
+		return ""
+	}
+	for p := filepath.Dir(dir); ; p = filepath.Dir(p) {
+		if s.Allow(ctx, p) != nil {
+			return p
+		}
+		if p == "/" {
+			return ""
+		}
+	}
+}
+
+// maxAlternateDepth is how deep git itself follows alternates of
+// alternates.
+const maxAlternateDepth = 5
+
+// confine finds the repository of r.dir and checks that it lies inside
+// the allowed roots: its work tree's top level (core.worktree may put it
+// elsewhere), its git directory (a .git file or symbolic link may point
+// anywhere), the common directory of a linked worktree, the object
+// directory and the object stores it borrows (objects/info/alternates).
+// Each is resolved as roots resolves paths, symbolic links included. It
+// sets r.top and r.pin (the environment naming that repository). It
+// answers git's error when git finds no repository (or refuses one), and
+// errOutside when r.dir is not in a work tree or the repository leaves
+// the roots.
+func (s *server) confine(ctx context.Context, r *repo) error {
+	out, err := r.run(ctx, 0, "rev-parse", "--path-format=absolute", "--is-inside-work-tree",
+		"--show-toplevel", "--git-dir", "--git-common-dir")
+	if err != nil {
+		return err
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	// Not four lines: a path holding a newline, not worth the doubt.
+	if len(lines) != 4 || lines[0] != "true" {
+		return errOutside
+	}
+	lines = lines[1:]
+	paths := make([]string, 3)
+	for i, p := range lines {
+		if paths[i], err = s.inside(ctx, p); err != nil {
+			return err
+		}
+	}
+	top, gitDir, common := paths[0], paths[1], paths[2]
+	objects, err := s.inside(ctx, filepath.Join(common, "objects"))
+	if err != nil {
+		return err
+	}
+	if err := s.alternatesInside(ctx, objects, 0); err != nil {
+		return err
+	}
+	r.top = top
+	r.pin = []string{"GIT_DIR=" + gitDir, "GIT_COMMON_DIR=" + common, "GIT_WORK_TREE=" + top}
+	return nil
+}
+
+// inside resolves p (absolute) and answers it when it is inside the
+// allowed roots, else errOutside.
+func (s *server) inside(ctx context.Context, p string) (string, error) {
+	if !filepath.IsAbs(p) || strings.IndexByte(p, 0) >= 0 {
+		return "", errOutside
+	}
+	resolved, err := roots.Realpath(filepath.Clean(p))
+	if err != nil {
+		return "", errOutside
+	}
+	if s.Allow != nil && s.Allow(ctx, resolved) != nil {
+		return "", errOutside
+	}
+	return resolved, nil
+}
+
+// alternatesInside checks the object stores that objects (an object
+// directory, resolved) borrows, as git reads them: one per line of
+// info/alternates, "#" comments and empty lines skipped, relative to
+// objects, their own alternates followed in turn. A quoted entry is
+// refused rather than unquoted.
+func (s *server) alternatesInside(ctx context.Context, objects string, depth int) error {
+	data, err := os.ReadFile(filepath.Join(objects, "info", "alternates")) //nolint:gosec // objects is resolved and inside the allowed roots (inside)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil || depth >= maxAlternateDepth {
+		return errOutside
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		if line[0] == '"' {
+			return errOutside
+		}
+		if !filepath.IsAbs(line) {
+			line = filepath.Join(objects, line)
+		}
+		alt, err := s.inside(ctx, line)
+		if err != nil {
+			return err
+		}
+		if err := s.alternatesInside(ctx, alt, depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // revParam reads an optional revision parameter.
@@ -270,17 +414,13 @@ func (s *server) status(c *fiber.Ctx) error {
 		return err
 	}
 	defer cancel()
-	root, err := r.run(ctx, 0, "rev-parse", "--show-toplevel")
-	if err != nil {
-		return err
-	}
 	out, err := r.run(ctx, MaxOutput, "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=normal",
 		"--ignore-submodules=dirty") // a submodule's work tree would be read with its own config
 	if err != nil {
 		return gitError(err)
 	}
 	st := parseStatus(out)
-	st.Root = strings.TrimSpace(string(root))
+	st.Root = r.top
 	return c.JSON(st)
 }
 
