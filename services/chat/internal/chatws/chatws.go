@@ -6,9 +6,9 @@
 // client messages into room calls.
 //
 // Each connection has one reader (the upgrade handler's goroutine, which
-// also runs the client's messages) and at most one writer goroutine, the
-// only one that writes to the socket, started when frames wait in the
-// connection's bounded queue and ended when it is empty (see conn). A
+// also runs the client's messages); the server's few writer goroutines
+// write every connection's frames, taking in turn the connections whose
+// bounded queue holds some (see conn and writers). A
 // client whose queue overflows is closed with CloseTooSlow and may
 // reconnect with after_line. Reads have a deadline extended by every frame
 // and pong; writes have a deadline; teardown closes the raw connection,
@@ -67,8 +67,9 @@ const (
 	writeBufferSize = 1 << 10
 )
 
-// writeSlots is how many connections write at once: a few per processor.
-func writeSlots() int { return 4 * runtime.GOMAXPROCS(0) }
+// writerCount is how many writer goroutines run at most (see writers):
+// one per processor, as their writes never block.
+func writerCount() int { return runtime.GOMAXPROCS(0) }
 
 // Deps is what the route needs.
 type Deps struct {
@@ -80,11 +81,11 @@ type Deps struct {
 
 type server struct {
 	Deps
-	// slots are the write slots (see slotWriter).
-	slots chan struct{}
-	wg    sync.WaitGroup
-	mu    sync.Mutex
-	conns map[*conn]bool
+	// writers write to the connections (see writers).
+	writers *writers
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	conns   map[*conn]bool
 }
 
 // Handler serves /chat; Wait blocks until its connections have ended.
@@ -95,7 +96,7 @@ func Register(app *fiber.App, d Deps) *Handler {
 	if d.Home == "" {
 		d.Home, _ = os.UserHomeDir()
 	}
-	s := &server{Deps: d, conns: map[*conn]bool{}, slots: make(chan struct{}, writeSlots())}
+	s := &server{Deps: d, conns: map[*conn]bool{}, writers: newWriters(writerCount())}
 	// The upgrader is used directly rather than through gofiber's
 	// websocket handler, which copies every header, query and cookie of
 	// the request into maps kept for the connection's life.
@@ -199,7 +200,7 @@ func (s *server) serve(ws *websocket.Conn, u upgrade) {
 	}()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	c := newConn(ws, log, s.slots, cancel)
+	c := newConn(ws, log, s.writers, cancel)
 
 	s.mu.Lock()
 	s.conns[c] = true

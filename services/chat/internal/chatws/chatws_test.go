@@ -1,9 +1,11 @@
 package chatws
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"io"
+	"log/slog"
 	"net"
 	"strconv"
 	"testing"
@@ -17,7 +19,7 @@ import (
 // blocking. (No writer runs here: until start, frames only wait.)
 func TestConnOverflowClosesTooSlow(t *testing.T) {
 	cancelled := false
-	c := newConn(nil, nil, make(chan struct{}, 1), func() { cancelled = true })
+	c := newConn(nil, nil, nil, func() { cancelled = true })
 	for i := range QueueSize {
 		c.Send(room.ErrorFrame("frame " + strconv.Itoa(i)))
 	}
@@ -85,7 +87,7 @@ func TestWriteFrames(t *testing.T) {
 		frames = append(frames, room.Frame{Data: bytes.Repeat([]byte{byte('a' + i)}, n)})
 	}
 	var w countingWriter
-	if err := writeFrames(&w, frames); err != nil {
+	if _, err := writeFrames(&w, make([]byte, 0, writeChunk), frames); err != nil {
 		t.Fatal(err)
 	}
 	b := w.Bytes()
@@ -122,37 +124,171 @@ func TestWriteFrames(t *testing.T) {
 	}
 }
 
-// A write to a client that does not read gives its slot back after
-// slotHold and completes once the client reads; the slot is free for the
-// others meanwhile.
-func TestSlotWriterReleasesForSlowClient(t *testing.T) {
-	server, client := net.Pipe()
-	defer server.Close()
-	defer client.Close()
-	slots := make(chan struct{}, 1)
-	w := slotWriter{slots: slots, nc: server}
-	w.acquire()
-	done := make(chan error, 1)
+// pair returns a conn writing to one end of a loopback TCP connection,
+// started with nothing to write, and the other end. The conn's send
+// buffer is small, so that a client that does not read fills it quickly.
+// (A small receive buffer would not do: under one loopback segment, the
+// receiver never opens its window and the stream stalls.)
+func pair(t *testing.T, pool *writers) (*conn, *net.TCPConn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
 	go func() {
-		_, err := w.Write([]byte("hello"))
-		done <- err
+		s, err := ln.Accept()
+		if err != nil {
+			s = nil
+		}
+		accepted <- s
 	}()
-	// Another writer gets the slot while the first is blocked.
+	client, err := net.DialTCP("tcp", nil, ln.Addr().(*net.TCPAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := <-accepted
+	if server == nil {
+		t.Fatal("accept failed")
+	}
+	if err := server.(*net.TCPConn).SetWriteBuffer(32 << 10); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Close(); _ = server.Close() })
+	c := newConn(nil, slog.New(slog.DiscardHandler), pool, func() {})
+	c.nc, c.raw = rawConn(server)
+	if c.raw == nil {
+		t.Fatal("a TCP connection has no descriptor")
+	}
+	c.start(nil, nil)
+	return c, client
+}
+
+// wsFrame is a frame as a client reads it.
+type wsFrame struct {
+	opcode  byte
+	payload []byte
+}
+
+// readFrame reads one unmasked frame, within the deadline.
+func readFrame(t *testing.T, r *bufio.Reader, nc net.Conn, deadline time.Time) wsFrame {
+	t.Helper()
+	if err := nc.SetReadDeadline(deadline); err != nil {
+		t.Fatal(err)
+	}
+	var h [2]byte
+	if _, err := io.ReadFull(r, h[:]); err != nil {
+		t.Fatalf("read frame header: %v", err)
+	}
+	if h[0]&0x80 == 0 || h[1]&0x80 != 0 {
+		t.Fatalf("header %x: want a final, unmasked frame", h)
+	}
+	n := uint64(h[1])
+	switch n {
+	case 126:
+		var b [2]byte
+		if _, err := io.ReadFull(r, b[:]); err != nil {
+			t.Fatal(err)
+		}
+		n = uint64(binary.BigEndian.Uint16(b[:]))
+	case 127:
+		var b [8]byte
+		if _, err := io.ReadFull(r, b[:]); err != nil {
+			t.Fatal(err)
+		}
+		n = binary.BigEndian.Uint64(b[:])
+	}
+	p := make([]byte, n)
+	if _, err := io.ReadFull(r, p); err != nil {
+		t.Fatalf("read frame payload: %v", err)
+	}
+	return wsFrame{opcode: h[0] & 0x0F, payload: p}
+}
+
+// A client that does not read never holds up the writers: with one
+// writer, a socket whose buffers are full gets the rest of its frames from
+// a goroutine of its own while another socket is served; once the client
+// reads, it gets every frame, in order, and later frames still go out.
+func TestWritersSlowClientDoesNotBlock(t *testing.T) {
+	pool := newWriters(1)
+	slow, slowClient := pair(t, pool)
+	fast, fastClient := pair(t, pool)
+	big := bytes.Repeat([]byte("x"), 64<<10)
+	const bigFrames = 64 // 4 MiB: more than the loopback buffers hold
+	for i := range bigFrames {
+		slow.Send(room.Frame{Data: append([]byte(strconv.Itoa(i)+":"), big...)})
+	}
+	fast.Send(room.Frame{Data: []byte(`{"type":"hello"}`)})
+	deadline := time.Now().Add(10 * time.Second)
+	if f := readFrame(t, bufio.NewReader(fastClient), fastClient, deadline); f.opcode != 1 || string(f.payload) != `{"type":"hello"}` {
+		t.Fatalf("fast client got opcode %d %q", f.opcode, f.payload)
+	}
+	slow.Send(room.Frame{Data: []byte("last")})
+	r := bufio.NewReader(slowClient)
+	for i := range bigFrames {
+		f := readFrame(t, r, slowClient, deadline)
+		if want := strconv.Itoa(i) + ":"; f.opcode != 1 || !bytes.HasPrefix(f.payload, []byte(want)) || len(f.payload) != len(want)+len(big) {
+			t.Fatalf("frame %d: opcode %d, %d bytes starting %q", i, f.opcode, len(f.payload), f.payload[:min(len(f.payload), 8)])
+		}
+	}
+	if f := readFrame(t, r, slowClient, deadline); string(f.payload) != "last" {
+		t.Fatalf("after the burst: %q, want last", f.payload)
+	}
+	slow.Send(room.Frame{Data: []byte("later")})
+	if f := readFrame(t, r, slowClient, deadline); string(f.payload) != "later" {
+		t.Fatalf("after the slow write: %q, want later", f.payload)
+	}
+}
+
+// Frames that arrive while a connection waits for a writer go out
+// together, in order, in one turn; pings and pongs go before them.
+func TestWritersGatherWaitingFrames(t *testing.T) {
+	pool := newWriters(1)
+	c, client := pair(t, pool)
+	// Hold the only writer slot so that c waits in the queue.
+	pool.mu.Lock()
+	pool.running = pool.max
+	pool.mu.Unlock()
+	c.Send(room.Frame{Data: []byte("one")})
+	c.Send(room.Frame{Data: []byte("two")})
+	_ = c.pingReceived("p")
+	c.Send(room.Frame{Data: []byte("three")})
+	pool.mu.Lock()
+	waiting := len(pool.ready) - pool.head
+	pool.running = 0
+	pool.mu.Unlock()
+	if waiting != 1 {
+		t.Fatalf("%d queue entries for one connection, want 1", waiting)
+	}
+	go pool.run()
+	r := bufio.NewReader(client)
+	deadline := time.Now().Add(10 * time.Second)
+	want := []wsFrame{{0xA, []byte("p")}, {1, []byte("one")}, {1, []byte("two")}, {1, []byte("three")}}
+	for i, w := range want {
+		if f := readFrame(t, r, client, deadline); f.opcode != w.opcode || !bytes.Equal(f.payload, w.payload) {
+			t.Fatalf("frame %d: opcode %d %q, want %d %q", i, f.opcode, f.payload, w.opcode, w.payload)
+		}
+	}
+}
+
+// A close sends the close frame with its code and reason, then ends the
+// connection; frames sent after it are dropped.
+func TestWritersClose(t *testing.T) {
+	c, client := pair(t, newWriters(2))
+	c.close(CloseTooSlow)
+	c.Send(room.Frame{Data: []byte("dropped")})
+	r := bufio.NewReader(client)
+	f := readFrame(t, r, client, time.Now().Add(10*time.Second))
+	if f.opcode != 8 || len(f.payload) < 2 || binary.BigEndian.Uint16(f.payload) != CloseTooSlow {
+		t.Fatalf("got opcode %d %q, want a close with %d", f.opcode, f.payload, CloseTooSlow)
+	}
+	if !bytes.Contains(f.payload, []byte("after_line")) {
+		t.Errorf("close reason %q does not say how to resume", f.payload[2:])
+	}
 	select {
-	case slots <- struct{}{}:
-		<-slots
-	case <-time.After(5 * time.Second):
-		t.Fatal("the slot was not given back by the blocked write")
-	}
-	buf := make([]byte, 5)
-	if _, err := io.ReadFull(client, buf); err != nil || string(buf) != "hello" {
-		t.Fatalf("client read %q, %v", buf, err)
-	}
-	if err := <-done; err != nil {
-		t.Fatalf("write: %v", err)
-	}
-	w.release()
-	if len(slots) != 0 {
-		t.Errorf("%d slots held after release", len(slots))
+	case <-c.ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the connection was not torn down")
 	}
 }

@@ -7,9 +7,10 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/fasthttp/websocket"
@@ -18,24 +19,32 @@ import (
 )
 
 // conn is one client connection. Frames wait in q, bounded by QueueSize,
-// for a writer goroutine: one is started when there is something to write
-// (frames, a ping or pong, the close) and ends when there is nothing left,
-// so an idle socket holds no writer goroutine, no queue array and no write
-// buffer. Send never blocks.
+// for one of the server's writers (see writers): a connection with
+// something to write (frames, a ping or pong, the close) is put in the
+// writers' ready queue once, and the writer that takes it writes
+// everything waiting at that moment, encoded as WebSocket frames into one
+// buffer, with one non-blocking system call. So an idle socket holds no
+// goroutine, queue array or buffer; a burst to thousands of sockets runs
+// on a few goroutines instead of one per socket; and a socket that fell
+// behind catches up in few writes, its frames gathered while it waited.
 //
-// The writer writes all the frames waiting, encoded as WebSocket frames
-// into one buffer from a pool, with one system call (a frame larger than
-// the buffer takes two): a socket that fell behind catches up in few
-// writes. Writers write while holding one of the server's write slots
-// (see slotWriter), so that a burst to thousands of sockets does not put
-// thousands of writers in the scheduler's run queue ahead of the goroutines
-// that produce the frames. Every write to the connection is the writer's: pings from the
-// client are answered through it, and a close from the client is answered
-// by the reader ending the connection.
+// A write the socket cannot take at once (the client reads slowly) is
+// finished by a goroutine of the connection's own, with a deadline, so a
+// slow client never holds a writer up. Every write to the connection is a
+// writer's: pings from the client are answered through it, and a close
+// from the client is answered by the reader ending the connection.
+//
+// writing says who may write: it is set while the connection waits in the
+// ready queue, while a writer or its slow goroutine writes, and from
+// newConn until start hands the connection over; exactly one of them
+// holds it, and only it tears the connection down.
 type conn struct {
-	ws    *websocket.Conn
-	log   *slog.Logger
-	slots chan struct{} // the server's write slots
+	ws  *websocket.Conn
+	nc  net.Conn        // the connection under the WebSocket, for writes
+	raw syscall.RawConn // nc's descriptor; nil: every write goes the slow way
+	log *slog.Logger
+	// pool is the server's writers.
+	pool *writers
 	// cancel ends the context of the client's command being run.
 	cancel context.CancelFunc
 	// stopping is set with closing, for the writer to stop mid-batch
@@ -46,7 +55,7 @@ type conn struct {
 
 	mu      sync.Mutex
 	q       []room.Frame
-	writing bool    // a writer goroutine runs (or is about to)
+	writing bool    // queued, being written, or not started yet: see above
 	ping    bool    // a ping is due
 	pong    *string // a pong is due, with this payload
 	closing bool    // close requested: code is set
@@ -59,9 +68,28 @@ type conn struct {
 }
 
 // newConn returns a conn whose frames wait until start: writing is set, as
-// if a writer ran, so that nothing goes out before the first frames.
-func newConn(ws *websocket.Conn, log *slog.Logger, slots chan struct{}, cancel context.CancelFunc) *conn {
-	return &conn{ws: ws, log: log, slots: slots, cancel: cancel, ended: make(chan struct{}), writing: true, replayed: -1}
+// if a writer held it, so that nothing goes out before the first frames.
+func newConn(ws *websocket.Conn, log *slog.Logger, pool *writers, cancel context.CancelFunc) *conn {
+	c := &conn{ws: ws, log: log, pool: pool, cancel: cancel, ended: make(chan struct{}), writing: true, replayed: -1}
+	if ws != nil {
+		c.nc, c.raw = rawConn(ws.NetConn())
+	}
+	return c
+}
+
+// rawConn returns the network connection under a hijacked one (fasthttp
+// wraps it to serve reads buffered before the upgrade; writes go straight
+// through) and its descriptor, when it has one.
+func rawConn(nc net.Conn) (net.Conn, syscall.RawConn) {
+	if u, ok := nc.(interface{ UnsafeConn() net.Conn }); ok {
+		nc = u.UnsafeConn()
+	}
+	if sc, ok := nc.(syscall.Conn); ok {
+		if raw, err := sc.SyscallConn(); err == nil {
+			return nc, raw
+		}
+	}
+	return nc, nil
 }
 
 // Send implements room.Sink: it queues f and never blocks; a frame that
@@ -102,42 +130,64 @@ func (c *conn) closeLocked(code int) {
 // isClosing reports whether c is closing.
 func (c *conn) isClosing() bool { return c.stopping.Load() }
 
-// kickLocked starts a writer unless one runs; c.mu must be held.
+// kickLocked puts c in the writers' queue unless it is there already or
+// being written; c.mu must be held.
 func (c *conn) kickLocked() {
 	if c.writing {
 		return
 	}
 	c.writing = true
-	go c.drain()
+	c.pool.push(c)
+}
+
+// dueLocked reports whether c has something to write; c.mu must be held.
+func (c *conn) dueLocked() bool {
+	return c.closing || c.ping || c.pong != nil || len(c.q) > 0
+}
+
+// handOff ends a turn at writing: c goes back in the writers' queue (at
+// its end, after the others waiting) if more is due, else it is idle.
+func (c *conn) handOff() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dueLocked() {
+		c.pool.push(c)
+		return
+	}
+	c.writing = false
+	c.q = nil // let the array go while idle
 }
 
 // errClosing stops a writer that finds c closing.
 var errClosing = errors.New("connection closing")
 
-// start runs the first writer: it writes head, then (when replay is not
-// nil) the log through replay, then drains the queue. Frames sent since
-// newConn wait in the queue; those with a line at or below the last
-// replayed one are skipped. It also starts the pings.
+// start sends head first, then (when replay is not nil) the log through
+// replay, then what was queued since newConn: frames with a line at or
+// below the last replayed one are skipped. It also starts the pings.
 func (c *conn) start(head []room.Frame, replay func(put func(...room.Frame) error) (int64, error)) {
 	c.mu.Lock()
 	c.pinger = time.AfterFunc(pingEvery, c.pingDue)
+	if replay == nil {
+		c.q = append(head, c.q...)
+		c.mu.Unlock()
+		c.handOff()
+		return
+	}
 	c.mu.Unlock()
 	go func() {
 		if err := c.put(head...); err != nil {
 			c.stop(err)
 			return
 		}
-		if replay != nil {
-			last, err := replay(c.put)
-			if err != nil {
-				c.stop(err)
-				return
-			}
-			c.mu.Lock()
-			c.replayed = last
-			c.mu.Unlock()
+		last, err := replay(c.put)
+		if err != nil {
+			c.stop(err)
+			return
 		}
-		c.loop()
+		c.mu.Lock()
+		c.replayed = last
+		c.mu.Unlock()
+		c.handOff()
 	}()
 }
 
@@ -165,96 +215,227 @@ func (c *conn) pingReceived(data string) error {
 	return nil
 }
 
-// put writes frames (see writeFrames) through a slotWriter.
+// put writes frames (see writeFrames) with the write deadline, blocking:
+// the replay's writes, made by the goroutine start runs.
 func (c *conn) put(frames ...room.Frame) error {
 	if c.isClosing() {
 		return errClosing
 	}
-	w := slotWriter{slots: c.slots, nc: c.ws.NetConn()}
-	w.acquire() // before writeFrames takes a buffer: at most one buffer per slot
-	defer w.release()
-	return writeFrames(&w, frames)
+	bp, _ := writeBufs.Get().(*[]byte)
+	defer writeBufs.Put(bp)
+	buf, err := writeFrames(deadlineWriter{c.nc}, (*bp)[:0], frames)
+	*bp = buf[:0]
+	return err
 }
 
-// slotHold is how long a write may block while holding a write slot.
-const slotHold = 10 * time.Millisecond
+// deadlineWriter writes with writeTimeout, then clears the deadline (a
+// deadline left behind would fail the writers' non-blocking writes).
+type deadlineWriter struct{ nc net.Conn }
 
-// slotWriter writes to c's connection holding one of the server's write
-// slots (a channel used as a semaphore: waiting writers are parked, and
-// served in turn). A write that cannot complete within slotHold (the
-// client is not reading fast enough) releases the slot and finishes
-// within writeTimeout without it: a slow client never holds up the
-// others.
-type slotWriter struct {
-	slots chan struct{}
-	nc    net.Conn
-	held  bool
-}
-
-func (w *slotWriter) Write(p []byte) (int, error) {
-	nc := w.nc
-	w.acquire()
-	if err := nc.SetWriteDeadline(time.Now().Add(slotHold)); err != nil {
+func (w deadlineWriter) Write(p []byte) (int, error) {
+	if err := w.nc.SetWriteDeadline(time.Now().Add(writeTimeout)); err != nil {
 		return 0, err
 	}
-	n, err := nc.Write(p)
-	if !errors.Is(err, os.ErrDeadlineExceeded) {
-		return n, err
+	n, err := w.nc.Write(p)
+	if derr := w.nc.SetWriteDeadline(time.Time{}); err == nil {
+		err = derr
 	}
-	w.release()
-	if err := nc.SetWriteDeadline(time.Now().Add(writeTimeout)); err != nil {
-		return n, err
-	}
-	m, err := nc.Write(p[n:])
-	return n + m, err
+	return n, err
 }
 
-func (w *slotWriter) acquire() {
-	if !w.held {
-		w.slots <- struct{}{}
-		w.held = true
+// tryWrite writes what p's connection takes without blocking and returns
+// how much that was (0 when its buffer is full, or when c has no
+// descriptor to write to).
+func (c *conn) tryWrite(p []byte) (int, error) {
+	if c.raw == nil {
+		return 0, nil
 	}
+	var n int
+	var werr error
+	err := c.raw.Write(func(fd uintptr) bool {
+		for {
+			n, werr = syscall.Write(int(fd), p)
+			if !errors.Is(werr, syscall.EINTR) {
+				return true // never wait for the poller: the slow path does
+			}
+		}
+	})
+	switch {
+	case err != nil:
+		return 0, err
+	case errors.Is(werr, syscall.EAGAIN):
+		return 0, nil
+	case werr != nil:
+		return 0, werr
+	}
+	return max(n, 0), nil
 }
 
-func (w *slotWriter) release() {
-	if w.held {
-		<-w.slots
-		w.held = false
-	}
+// nbWriter writes to c without blocking; what the socket does not take
+// is kept, in order, in rest (everything after it too), for the slow
+// path to write.
+type nbWriter struct {
+	c    *conn
+	rest []byte
 }
 
-// writeChunk is the size of the pooled buffers frames are encoded into.
+func (w *nbWriter) Write(p []byte) (int, error) {
+	all := len(p)
+	if w.rest == nil {
+		n, err := w.c.tryWrite(p)
+		if err != nil {
+			return n, err
+		}
+		if n == len(p) {
+			return n, nil
+		}
+		p = p[n:]
+		w.rest = make([]byte, 0, len(p))
+	}
+	w.rest = append(w.rest, p...)
+	return all, nil
+}
+
+// flush is a writer's turn at c: it writes everything due (buf is the
+// writer's buffer, returned for reuse), then hands c off.
+func (c *conn) flush(buf []byte) []byte {
+	c.mu.Lock()
+	if c.closing {
+		code := c.code
+		c.mu.Unlock()
+		return c.finish(buf, code)
+	}
+	ping, pong := c.ping, c.pong
+	c.ping, c.pong = false, nil
+	batch, skipTo := c.q, c.replayed
+	c.q = nil
+	c.mu.Unlock()
+
+	buf = buf[:0]
+	if ping {
+		buf = appendControl(buf, websocket.PingMessage, nil)
+	}
+	if pong != nil {
+		buf = appendControl(buf, websocket.PongMessage, []byte(*pong))
+	}
+	frames := batch[:0]
+	for _, f := range batch {
+		if f.Line == 0 || f.Line > skipTo {
+			frames = append(frames, f)
+		}
+	}
+	w := nbWriter{c: c}
+	buf, err := writeFrames(&w, buf, frames)
+	switch {
+	case err != nil:
+		c.fail()
+	case w.rest != nil:
+		go c.finishSlowly(w.rest)
+	default:
+		c.handOff()
+	}
+	return buf
+}
+
+// finishSlowly writes rest, which the socket could not take at once, with
+// the write deadline, then hands c off.
+func (c *conn) finishSlowly(rest []byte) {
+	if _, err := (deadlineWriter{c.nc}).Write(rest); err != nil {
+		c.fail()
+		return
+	}
+	c.handOff()
+}
+
+// fail tears c down after a failed write, without a close frame (the
+// stream may end mid-frame).
+func (c *conn) fail() {
+	c.close(0)
+	c.teardown()
+}
+
+// stop ends the start goroutine after err: errClosing leaves the close to
+// a writer; after a failed write the connection is torn down at once.
+func (c *conn) stop(err error) {
+	if errors.Is(err, errClosing) {
+		c.handOff()
+		return
+	}
+	c.fail()
+}
+
+// finish sends the close frame (when code is not 0) and tears c down;
+// a close frame the socket cannot take at once gets a second, by a
+// goroutine of its own.
+func (c *conn) finish(buf []byte, code int) []byte {
+	if code == 0 {
+		c.teardown()
+		return buf
+	}
+	reason := ""
+	if code == CloseTooSlow {
+		reason = "too slow: reconnect with after_line"
+	}
+	buf = appendControl(buf[:0], websocket.CloseMessage, websocket.FormatCloseMessage(code, reason))
+	n, err := c.tryWrite(buf)
+	if err != nil || n == len(buf) {
+		c.teardown()
+		return buf
+	}
+	rest := append([]byte(nil), buf[n:]...)
+	go func() {
+		if c.nc.SetWriteDeadline(time.Now().Add(time.Second)) == nil {
+			_, _ = c.nc.Write(rest)
+		}
+		c.teardown()
+	}()
+	return buf
+}
+
+// teardown closes the connection, which also ends the reader's pending
+// read: fasthttp closes a hijacked connection only after its handler
+// returns (Close is a no-op before), so the read is ended by a deadline in
+// the past. Only the holder of writing calls it, once.
+func (c *conn) teardown() {
+	c.mu.Lock()
+	if c.pinger != nil {
+		c.pinger.Stop()
+	}
+	c.mu.Unlock()
+	if c.ws != nil {
+		_ = c.ws.NetConn().SetReadDeadline(time.Now())
+		_ = c.ws.NetConn().Close()
+	}
+	close(c.ended)
+}
+
+// writeChunk is the size of the buffers frames are encoded into.
 const writeChunk = 32 << 10
 
 var writeBufs = sync.Pool{New: func() any { b := make([]byte, 0, writeChunk); return &b }}
 
 // writeFrames writes frames as final, unmasked WebSocket text frames
-// (RFC 6455 §5.2, server to client, no extension), as many as fit in one
-// pooled buffer per write; a frame larger than the buffer is written as
-// its header, then its data.
-func writeFrames(w io.Writer, frames []room.Frame) error {
-	bp, _ := writeBufs.Get().(*[]byte)
-	buf := (*bp)[:0]
-	defer func() {
-		*bp = buf[:0]
-		writeBufs.Put(bp)
-	}()
+// (RFC 6455 §5.2, server to client, no extension) after what buf already
+// holds, as many as fit in buf's capacity per write; a frame larger than
+// that is written as its header, then its data. It returns buf, emptied,
+// for reuse.
+func writeFrames(w io.Writer, buf []byte, frames []room.Frame) ([]byte, error) {
 	for _, f := range frames {
 		n := len(f.Data)
 		if len(buf) > 0 && len(buf)+maxHeader+n > cap(buf) {
 			if _, err := w.Write(buf); err != nil {
-				return err
+				return buf[:0], err
 			}
 			buf = buf[:0]
 		}
-		buf = appendHeader(buf, n)
+		buf = appendHeader(buf, websocket.TextMessage, n)
 		if maxHeader+n > cap(buf) {
 			if _, err := w.Write(buf); err != nil {
-				return err
+				return buf[:0], err
 			}
 			buf = buf[:0]
 			if _, err := w.Write(f.Data); err != nil {
-				return err
+				return buf, err
 			}
 			continue
 		}
@@ -262,108 +443,106 @@ func writeFrames(w io.Writer, frames []room.Frame) error {
 	}
 	if len(buf) > 0 {
 		if _, err := w.Write(buf); err != nil {
-			return err
+			return buf[:0], err
 		}
 	}
-	return nil
+	return buf[:0], nil
 }
 
 // maxHeader is the longest header appendHeader writes.
 const maxHeader = 10
 
-// appendHeader appends the header of a final text frame of n bytes.
-func appendHeader(b []byte, n int) []byte {
-	const finText = 0x80 | websocket.TextMessage
+// appendHeader appends the header of a final, unmasked frame of the given
+// opcode and n bytes.
+func appendHeader(b []byte, opcode, n int) []byte {
+	fin := byte(0x80 | opcode) //nolint:gosec // G115: opcodes are 4 bits
 	switch {
 	case n < 126:
-		return append(b, finText, byte(n)) //nolint:gosec // G115: 0 ≤ n < 126 here
+		return append(b, fin, byte(n)) //nolint:gosec // G115: 0 ≤ n < 126 here
 	case n <= 0xFFFF:
-		return binary.BigEndian.AppendUint16(append(b, finText, 126), uint16(n))
+		return binary.BigEndian.AppendUint16(append(b, fin, 126), uint16(n))
 	default:
-		return binary.BigEndian.AppendUint64(append(b, finText, 127), uint64(n))
+		return binary.BigEndian.AppendUint64(append(b, fin, 127), uint64(n))
 	}
 }
 
-func (c *conn) drain() { c.loop() }
+// appendControl appends a control frame (ping, pong or close); its
+// payload is at most 125 bytes (RFC 6455 §5.5), longer is cut.
+func appendControl(b []byte, opcode int, payload []byte) []byte {
+	payload = payload[:min(len(payload), 125)]
+	return append(appendHeader(b, opcode, len(payload)), payload...)
+}
 
-// loop writes the queued frames until the queue is empty (the writer then
-// ends) or c closes (the writer then tears the connection down).
-func (c *conn) loop() {
-	for {
-		c.mu.Lock()
-		switch {
-		case c.closing:
-			code := c.code
-			c.mu.Unlock()
-			c.teardown(code)
-			return
-		case c.ping, c.pong != nil:
-			kind, data := websocket.PingMessage, []byte(nil)
-			if !c.ping {
-				kind, data = websocket.PongMessage, []byte(*c.pong)
-				c.pong = nil
-			}
-			c.ping = false
-			c.mu.Unlock()
-			if err := c.ws.WriteControl(kind, data, time.Now().Add(writeTimeout)); err != nil {
-				c.stop(err)
-				return
-			}
-			continue
-		case len(c.q) == 0:
-			c.writing = false
-			c.q = nil // let the array go while idle
-			c.mu.Unlock()
-			return
-		}
-		batch, skipTo := c.q, c.replayed
-		c.q = nil
-		c.mu.Unlock()
-		out := batch[:0]
-		for _, f := range batch {
-			if f.Line == 0 || f.Line > skipTo {
-				out = append(out, f)
-			}
-		}
-		// errClosing: the next round sends the close frame.
-		if err := c.put(out...); err != nil && !errors.Is(err, errClosing) {
-			c.stop(err)
-			return
-		}
+// writers are the server's writer goroutines: connections with something
+// to write wait in ready, in the order they became ready, and up to max
+// goroutines take them in turn. A writer is started when a connection is
+// queued and fewer than max run; it ends when the queue is empty.
+type writers struct {
+	max int
+
+	mu      sync.Mutex
+	ready   []*conn
+	head    int // ready[head:] wait
+	running int
+}
+
+// yieldEvery is how many connections a writer serves before it lets the
+// goroutines that produce the frames run (its writes never block, so it
+// would otherwise keep its processor through a long burst).
+const yieldEvery = 16
+
+func newWriters(n int) *writers { return &writers{max: max(n, 1)} }
+
+// push queues c; c.mu is held by the caller, and c is in no queue.
+func (w *writers) push(c *conn) {
+	w.mu.Lock()
+	w.ready = append(w.ready, c)
+	start := w.running < w.max
+	if start {
+		w.running++
+	}
+	w.mu.Unlock()
+	if start {
+		go w.run()
 	}
 }
 
-// stop ends the writer after err: errClosing leaves the close to loop's
-// next round; after a failed write the connection is torn down at once,
-// without a close frame (the stream may end mid-frame).
-func (c *conn) stop(err error) {
-	if errors.Is(err, errClosing) {
-		c.loop()
-		return
+// pop takes the next connection; nil (and the caller is to end) when none
+// waits.
+func (w *writers) pop() *conn {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.head == len(w.ready) {
+		w.running--
+		if cap(w.ready) > 4096 {
+			w.ready = nil // a burst's array is not kept while idle
+		}
+		w.ready, w.head = w.ready[:0], 0
+		return nil
 	}
-	c.close(0)
-	c.teardown(0)
+	c := w.ready[w.head]
+	w.ready[w.head] = nil
+	w.head++
+	if w.head >= 1024 && w.head*2 >= len(w.ready) {
+		n := copy(w.ready, w.ready[w.head:])
+		clear(w.ready[n:])
+		w.ready, w.head = w.ready[:n], 0
+	}
+	return c
 }
 
-// teardown sends the close frame (when code is not 0) and closes the
-// connection, which also ends the reader's pending read: fasthttp closes a
-// hijacked connection only after its handler returns (Close is a no-op
-// before), so the read is ended by a deadline in the past. Only the writer
-// calls it, once.
-func (c *conn) teardown(code int) {
-	c.mu.Lock()
-	if c.pinger != nil {
-		c.pinger.Stop()
-	}
-	c.mu.Unlock()
-	if code != 0 {
-		reason := ""
-		if code == CloseTooSlow {
-			reason = "too slow: reconnect with after_line"
+// run is one writer goroutine.
+func (w *writers) run() {
+	bp, _ := writeBufs.Get().(*[]byte)
+	defer writeBufs.Put(bp)
+	for i := 1; ; i++ {
+		c := w.pop()
+		if c == nil {
+			return
 		}
-		_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(time.Second))
+		*bp = c.flush((*bp)[:0])[:0]
+		if i%yieldEvery == 0 {
+			runtime.Gosched()
+		}
 	}
-	_ = c.ws.NetConn().SetReadDeadline(time.Now())
-	_ = c.ws.NetConn().Close()
-	close(c.ended)
 }
