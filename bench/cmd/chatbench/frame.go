@@ -31,35 +31,83 @@ const (
 )
 
 // Markers of the frames the load consists of: chat encodes a frame's
-// fields in key order, so an agent_message frame ends with its type; the
-// fake CLI's SLOW turn writes assistant messages with a timestamp and one
-// result.
+// fields in key order, {"data":…,"line":N,"type":"agent_message"}, and
+// the agent-sdk provider's data begins with its type; the fake CLI writes
+// its other keys in order, so an assistant message's data ends with its
+// timestamp and its uuid.
 var (
-	agentSuffix   = []byte(`,"type":"agent_message"}`)
-	assistantMark = []byte(`"type":"assistant"`)
-	resultMark    = []byte(`"type":"result"`)
-	userMark      = []byte(`"type":"user"`)
-	stampMark     = []byte(`"timestamp":"`)
+	assistantPrefix = []byte(`{"data":{"type":"assistant",`)
+	agentSuffix     = []byte(`,"type":"agent_message"}`)
+	dataEnd         = []byte(`},"line":`)
+	stampKey        = []byte(`"timestamp":"`)
+	uuidKey         = []byte(`","uuid":"`)
 )
 
 // parseFrame classifies a frame and, for an assistant message, returns the
-// time the agent wrote it. The frames of the load are recognised by their
-// markers without decoding them (the client shares the machine with the
-// services: its cost is theirs); anything else is decoded.
+// time the agent wrote it. The assistant messages of the load are
+// recognised by the end of the frame, without decoding it (the client
+// shares the machine with the services: its cost is theirs); anything
+// else is decoded.
 func parseFrame(raw []byte) (kind, time.Time, error) {
-	if bytes.HasSuffix(raw, agentSuffix) && !bytes.Contains(raw, userMark) {
-		isAssistant, isResult := bytes.Contains(raw, assistantMark), bytes.Contains(raw, resultMark)
-		switch i := bytes.Index(raw, stampMark); {
-		case isAssistant && !isResult && i >= 0 && len(raw) >= i+len(stampMark)+len(fakeTimestamp):
-			at, err := time.Parse(fakeTimestamp, string(raw[i+len(stampMark):i+len(stampMark)+len(fakeTimestamp)]))
-			if err == nil {
-				return kindAssistant, at, nil
-			}
-		case isResult && !isAssistant:
-			return kindResult, time.Time{}, nil
+	if bytes.HasPrefix(raw, assistantPrefix) && bytes.HasSuffix(raw, agentSuffix) {
+		if at, ok := assistantStamp(raw); ok {
+			return kindAssistant, at, nil
 		}
 	}
 	return decodeFrame(raw)
+}
+
+// assistantStamp returns the timestamp of an agent_message frame whose
+// data object ends `"timestamp":"<T>","uuid":"<U>"}`: the last keys of
+// the object itself, as the quotes and commas between them are not inside
+// a string (a quote inside a string is escaped).
+func assistantStamp(raw []byte) (time.Time, bool) {
+	end := bytes.LastIndex(raw, dataEnd)
+	if end < 1 || raw[end-1] != '"' {
+		return time.Time{}, false
+	}
+	open := bytes.LastIndexByte(raw[:end-1], '"') // the uuid's opening quote
+	if open < 0 || bytes.IndexByte(raw[open+1:end-1], '\\') >= 0 {
+		return time.Time{}, false
+	}
+	head := raw[:open+1]
+	if !bytes.HasSuffix(head, uuidKey) {
+		return time.Time{}, false
+	}
+	head = head[:len(head)-len(uuidKey)]
+	n := len(fakeTimestamp)
+	if len(head) < len(stampKey)+n || !bytes.Equal(head[len(head)-n-len(stampKey):len(head)-n], stampKey) {
+		return time.Time{}, false
+	}
+	return parseStamp(head[len(head)-n:])
+}
+
+// parseStamp parses a fakeTimestamp (2006-01-02T15:04:05.000Z), digit by
+// digit.
+func parseStamp(b []byte) (time.Time, bool) {
+	if len(b) != len(fakeTimestamp) {
+		return time.Time{}, false
+	}
+	num := func(i, n int) int {
+		v := 0
+		for _, c := range b[i : i+n] {
+			if c < '0' || c > '9' {
+				return -1
+			}
+			v = v*10 + int(c-'0')
+		}
+		return v
+	}
+	for i := range len(fakeTimestamp) {
+		if c := fakeTimestamp[i]; (c < '0' || c > '9') && b[i] != c {
+			return time.Time{}, false
+		}
+	}
+	year, month, day, hour, minute, sec, ms := num(0, 4), num(5, 2), num(8, 2), num(11, 2), num(14, 2), num(17, 2), num(20, 3)
+	if year < 0 || month < 1 || month > 12 || day < 1 || day > 31 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || sec < 0 || sec > 59 || ms < 0 {
+		return time.Time{}, false
+	}
+	return time.Date(year, time.Month(month), day, hour, minute, sec, ms*int(time.Millisecond), time.UTC), true
 }
 
 var lineMark = []byte(`"line":`)

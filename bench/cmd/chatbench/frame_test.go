@@ -49,12 +49,16 @@ func TestParseFrameMarkers(t *testing.T) {
 		return b
 	}
 	frames := map[string][]byte{
-		"assistant":        chatFrame(5, `{"message":{"content":[{"text":" chunk 2","type":"text"}],"id":"msg_0001","model":"claude-sonnet-4-5","role":"assistant","type":"message"},"parent_tool_use_id":null,"request_id":"req_0001","session_id":"s","timestamp":"2025-06-01T10:00:00.123Z","type":"assistant","uuid":"u"}`),
-		"result":           chatFrame(9, `{"duration_ms":10,"is_error":false,"result":"This chunk 2","session_id":"s","subtype":"success","total_cost_usd":0.1,"type":"result","uuid":"u"}`),
-		"init":             chatFrame(3, `{"model":"claude-sonnet-4-5","session_id":"s","subtype":"init","type":"system"}`),
-		"user":             chatFrame(4, `{"message":{"content":[{"type":"tool_result","content":"ok"}],"role":"user"},"timestamp":"2025-06-01T10:00:00.123Z","type":"user"}`),
-		"stored":           []byte(`{"line":2,"message":{"content":"SLOW 3","role":"user"},"type":"message_stored"}`),
-		"text says result": chatFrame(6, `{"message":{"content":[{"text":"\"type\":\"result\"","type":"text"}],"role":"assistant"},"timestamp":"2025-06-01T10:00:00.123Z","type":"assistant"}`),
+		"assistant":                           chatFrame(5, `{"type":"assistant","message":{"type":"message","content":[{"type":"text","text":" chunk 2"}],"id":"msg_0001","model":"claude-sonnet-4-5","role":"assistant"},"parent_tool_use_id":null,"request_id":"req_0001","session_id":"s","timestamp":"2025-06-01T10:00:00.123Z","uuid":"u"}`),
+		"result":                              chatFrame(9, `{"duration_ms":10,"is_error":false,"result":"This chunk 2","session_id":"s","subtype":"success","total_cost_usd":0.1,"type":"result","uuid":"u"}`),
+		"init":                                chatFrame(3, `{"model":"claude-sonnet-4-5","session_id":"s","subtype":"init","type":"system"}`),
+		"user":                                chatFrame(4, `{"message":{"content":[{"type":"tool_result","content":"ok"}],"role":"user"},"timestamp":"2025-06-01T10:00:00.123Z","type":"user"}`),
+		"stored":                              []byte(`{"line":2,"message":{"content":"SLOW 3","role":"user"},"type":"message_stored"}`),
+		"text ends like an assistant message": chatFrame(7, `{"type":"assistant","message":{"content":[{"text":"\"timestamp\":\"2025-06-01T10:00:00.123Z\",\"uuid\":\"u\"","type":"text"}],"role":"user"},"uuid":"u"}`),
+		"escaped quote in uuid":               chatFrame(8, `{"type":"assistant","timestamp":"2025-06-01T10:00:00.123Z","uuid":"a\"b"}`),
+		"bad stamp":                           chatFrame(8, `{"type":"assistant","timestamp":"2025-13-01T10:00:00.123Z","uuid":"u"}`),
+		"user ends alike":                     chatFrame(8, `{"type":"user","timestamp":"2025-06-01T10:00:00.123Z","uuid":"u"}`),
+		"text says result":                    chatFrame(6, `{"message":{"content":[{"text":"\"type\":\"result\"","type":"text"}],"role":"assistant"},"timestamp":"2025-06-01T10:00:00.123Z","type":"assistant"}`),
 	}
 	for name, raw := range frames {
 		t.Run(name, func(t *testing.T) {
@@ -67,6 +71,10 @@ func TestParseFrameMarkers(t *testing.T) {
 	}
 	if k, _, _ := parseFrame(frames["assistant"]); k != kindAssistant {
 		t.Errorf("assistant frame: kind %v", k)
+	}
+	// The load's assistant frames take the fast path.
+	if at, ok := assistantStamp(frames["assistant"]); !ok || !at.Equal(time.Date(2025, 6, 1, 10, 0, 0, 123e6, time.UTC)) {
+		t.Errorf("assistant frame not recognised by its end: %v %v", at, ok)
 	}
 	if k, _, _ := parseFrame(frames["result"]); k != kindResult {
 		t.Errorf("result frame: kind %v", k)
@@ -82,6 +90,23 @@ func TestFrameLine(t *testing.T) {
 	} {
 		if got := frameLine([]byte(raw)); got != want {
 			t.Errorf("frameLine(%s) = %d, want %d", raw, got, want)
+		}
+	}
+}
+
+func TestParseStamp(t *testing.T) {
+	for _, v := range []string{"2025-06-01T10:00:00.123Z", "1999-12-31T23:59:59.999Z", "2026-02-28T00:00:00.000Z"} {
+		want, err := time.Parse(fakeTimestamp, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := parseStamp([]byte(v)); !ok || !got.Equal(want) {
+			t.Errorf("parseStamp(%s) = %v %v, want %v", v, got, ok, want)
+		}
+	}
+	for _, v := range []string{"2025-06-01T10:00:00.123", "2025-06-01 10:00:00.123Z", "2025-00-01T10:00:00.123Z", "2025-06-01T24:00:00.123Z", "2025-06-01T10:00:00.1x3Z", "yesterday"} {
+		if _, ok := parseStamp([]byte(v)); ok {
+			t.Errorf("parseStamp(%s) accepted", v)
 		}
 	}
 }
