@@ -3,7 +3,9 @@
 // memory the idle sockets cost the chat processes, then has the fake Claude
 // CLI stream assistant messages in every session and measures the frames
 // delivered per second and the latency from the agent writing a message to
-// each socket receiving it. It writes its section of BENCHMARKS.md.
+// each socket receiving it. Then (with -floor) it runs the same load from a
+// bare fan-out server, the floor any server could reach on the machine
+// (floor.go). It writes its section of BENCHMARKS.md.
 //
 //	go run ./bench/cmd/chatbench -n 10000   (make bench-chat)
 package main
@@ -19,19 +21,18 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"strings"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/fasthttp/websocket"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/svc-code/svc-code/bench/internal/chatproc"
-	"github.com/svc-code/svc-code/bench/internal/cpustat"
 	"github.com/svc-code/svc-code/bench/internal/proc"
 	"github.com/svc-code/svc-code/bench/internal/report"
-	"github.com/svc-code/svc-code/bench/internal/stats"
 	"github.com/svc-code/svc-code/libs/protocol"
 )
 
@@ -55,6 +56,8 @@ type options struct {
 	out                 string
 	write               bool
 	warmup, stagger     bool
+	floor               bool
+	floorServe          string // internal: run the floor server with these settings
 }
 
 func main() {
@@ -67,7 +70,16 @@ func main() {
 	flag.BoolVar(&o.write, "write", true, "write the section to the file")
 	flag.BoolVar(&o.warmup, "warmup", true, "start the agent processes with a short unmeasured turn first")
 	flag.BoolVar(&o.stagger, "stagger", true, "spread the sessions' turn starts over one message interval (else all agents write in the same instant)")
+	flag.BoolVar(&o.floor, "floor", true, "also run the same load from a bare fan-out server (no storage, relay or agents) for comparison")
+	flag.StringVar(&o.floorServe, "floor-serve", "", "internal: serve as the floor server (delay,sessions)")
 	flag.Parse()
+	if o.floorServe != "" {
+		if err := floorServe(o.floorServe); err != nil {
+			fmt.Fprintln(os.Stderr, "chatbench floor server:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, o); err != nil {
@@ -242,91 +254,33 @@ func run(ctx context.Context, o options) (err error) {
 
 	// Load: every session's agent writes o.chunks assistant messages.
 	fmt.Println("load: starting the measured turns ...")
-	pids := []int{os.Getpid(), inst[0].Pid(), inst[1].Pid()}
-	loadBefore := loadAvg()
-	cpu0, cpuErr := cpustat.TakeTrees(pids...)
-	t0 := time.Now()
-	for _, s := range socks {
-		s.start(o.chunks)
+	l, err := runLoad(ctx, o, socks, len(ids), delay, []int{os.Getpid(), inst[0].Pid(), inst[1].Pid()})
+	if err != nil {
+		return err
 	}
-	var sendErr error
-	for sIdx := range ids {
-		if o.stagger {
-			// Spread the turns' starts over one interval between
-			// messages, so that the agents write at a steady rate.
-			time.Sleep(time.Until(t0.Add(delay * time.Duration(sIdx) / time.Duration(len(ids)))))
-		}
-		// Socket sIdx is on instance sIdx%2 and drives session sIdx.
-		sendErr = errors.Join(sendErr, socks[sIdx].prompt(fmt.Sprintf("SLOW %d", o.chunks)))
+	r := result{
+		o: o, opened: opened, openErr: openErr, delay: delay, chat: l,
+		rssBefore: before, rssAfter: after, perSock: perSock, nofile: nofile,
 	}
-	if sendErr != nil {
-		return fmt.Errorf("send user_message: %w", sendErr)
-	}
-	expected := time.Duration(o.chunks) * delay
-	timeout := expected + 60*time.Second
-	fmt.Printf("streaming: %d messages per session, %s apart (offered ≈ %.0f frames/s), up to %s ...\n",
-		o.chunks, delay, float64(opened)/delay.Seconds(), timeout.Round(time.Second))
-	done := make(chan struct{})
-	go func() {
-		for _, s := range socks {
-			<-s.done
-		}
-		close(done)
-	}()
-	timedOut := false
-	select {
-	case <-done:
-	case <-time.After(timeout):
-		timedOut = true
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	cpu1, cpuErr2 := cpustat.TakeTrees(pids...)
-	loadAfter := loadAvg()
-
-	var lat []time.Duration
-	byIndex := make([][]time.Duration, o.chunks) // latencies of each session's k-th message
-	var frames, assistant, resultsSeen int64
-	var last time.Time
-	var parseErrs, repeated, skipped int64
-	for _, s := range socks {
-		s.mu.Lock()
-		lat = append(lat, s.lat...)
-		for k, d := range s.lat {
-			if k < len(byIndex) {
-				byIndex[k] = append(byIndex[k], d)
+	r.owners, r.ownersErr = owners(ctx, redisURL, prefix, ids)
+	if o.floor {
+		// The floor runs alone: the chat processes and their sockets go
+		// first (Stop is called again, harmlessly, on return).
+		for _, in := range inst {
+			if err := in.Stop(); err != nil {
+				return err
 			}
 		}
-		frames += s.frames
-		assistant += int64(len(s.lat))
-		parseErrs += s.parseErrs
-		repeated += s.repeated
-		skipped += s.skipped
-		if s.gotResult {
-			resultsSeen++
+		for _, s := range socks {
+			_ = s.conn.Close()
 		}
-		if s.last.After(last) {
-			last = s.last
+		socks = nil
+		fmt.Println("floor: the same load from the bare fan-out server ...")
+		fl, err := runFloor(ctx, o, delay)
+		if err != nil {
+			return fmt.Errorf("floor: %w", err)
 		}
-		s.mu.Unlock()
-	}
-	window := last.Sub(t0)
-	sum := stats.Summarize(lat, window)
-	fps := 0.0
-	if window > 0 {
-		fps = float64(frames) / window.Seconds()
-	}
-	missing := int64(opened)*int64(o.chunks) - assistant
-	r := result{
-		o: o, opened: opened, openErr: openErr, delay: delay, window: window, frames: frames, fps: fps,
-		lat: sum, phases: phasesOf(byIndex), missing: missing, results: resultsSeen, timedOut: timedOut, parseErrs: parseErrs,
-		repeated: repeated, skipped: skipped,
-		rssBefore: before, rssAfter: after, perSock: perSock, nofile: nofile,
-		loadBefore: loadBefore, loadAfter: loadAfter,
-	}
-	if cpuErr == nil && cpuErr2 == nil {
-		u := cpu1.Since(cpu0)
-		r.cpuKnown, r.cpu, r.others, r.steal = true, u.Procs, u.Others, u.Steal
+		r.floor = &fl
 	}
 	r.machine = report.ThisMachine()
 	if rev, rerr := proc.Commit(ctx, root); rerr == nil {
@@ -352,18 +306,6 @@ func run(ctx context.Context, o options) (err error) {
 func dirty(ctx context.Context, root string) bool {
 	out, err := exec.CommandContext(ctx, "git", "-C", root, "status", "--porcelain", "--", "services/chat", "libs").Output()
 	return err == nil && len(bytes.TrimSpace(out)) > 0
-}
-
-// loadAvg is the machine's 1-minute load average ("?" when unknown).
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	if f := strings.Fields(string(b)); len(f) > 0 {
-		return f[0]
-	}
-	return "?"
 }
 
 func rssOf(inst [2]*chatproc.Instance) (int64, error) {
@@ -525,7 +467,7 @@ func openAll(ctx context.Context, o options, inst [2]*chatproc.Instance, ids []s
 				if i >= o.n {
 					return
 				}
-				s, err := dialOne(ctx, &dialer, header, inst[(i/o.sessions+i%o.sessions)%2].Addr, ids[i%o.sessions])
+				s, err := dialOne(ctx, &dialer, header, "ws://"+inst[(i/o.sessions+i%o.sessions)%2].Addr+"/chat?session="+ids[i%o.sessions])
 				if err != nil {
 					errs[i] = fmt.Errorf("socket %d: %w", i, err)
 					failed.Store(true)
@@ -556,8 +498,12 @@ func openAll(ctx context.Context, o options, inst [2]*chatproc.Instance, ids []s
 	return out, firstErr
 }
 
-func dialOne(ctx context.Context, d *websocket.Dialer, header map[string][]string, addr, id string) (*sock, error) {
-	conn, resp, err := d.DialContext(ctx, "ws://"+addr+"/chat?session="+id, header)
+// dialOne opens a socket on url and reads its `connected` frame.
+func dialOne(ctx context.Context, d *websocket.Dialer, header map[string][]string, url string) (*sock, error) {
+	conn, resp, err := d.DialContext(ctx, url, header)
+	if resp != nil {
+		_ = resp.Body.Close() // the handshake's: nothing to read
+	}
 	if err != nil {
 		if resp != nil {
 			return nil, fmt.Errorf("%w (HTTP %d)", err, resp.StatusCode)
@@ -577,4 +523,35 @@ func dialOne(ctx context.Context, d *websocket.Dialer, header map[string][]strin
 	}
 	_ = conn.SetReadDeadline(time.Time{})
 	return &sock{conn: conn, done: make(chan struct{})}, nil
+}
+
+// owners counts the sessions each chat instance ran (owned in Redis at
+// the end of the load), by instance id, largest first.
+func owners(ctx context.Context, redisURL, prefix string, ids []string) ([]int, error) {
+	opt, err := redis.ParseURL(redisURL)
+	if err != nil {
+		return nil, err
+	}
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+	keys := make([]string, len(ids))
+	for i, id := range ids {
+		keys[i] = prefix + "chat:owner:" + id
+	}
+	vals, err := rdb.MGet(ctx, keys...).Result()
+	if err != nil {
+		return nil, err
+	}
+	count := map[string]int{}
+	for _, v := range vals {
+		if s, ok := v.(string); ok {
+			count[s]++
+		}
+	}
+	var out []int
+	for _, n := range count {
+		out = append(out, n)
+	}
+	slices.SortFunc(out, func(a, b int) int { return b - a })
+	return out, nil
 }

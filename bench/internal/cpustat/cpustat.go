@@ -21,6 +21,7 @@ type Sample struct {
 	at      time.Time
 	machine int64   // user + nice + system ticks, all CPUs
 	steal   int64   // ticks the hypervisor ran other guests instead
+	busy    int64   // machine, plus interrupts and softirqs: every tick not idle
 	procs   []int64 // utime + stime ticks of each process
 }
 
@@ -35,13 +36,16 @@ type Usage struct {
 	// Steal is CPU time the hypervisor gave to other virtual machines
 	// while this one wanted to run (0 on bare metal).
 	Steal float64
+	// Busy is the whole machine's use: every process, interrupts and
+	// softirqs (where the loopback network's receive work runs) included.
+	Busy float64
 }
 
 // Take samples the machine and the processes pids.
 func Take(pids ...int) (Sample, error) {
 	s := Sample{at: time.Now(), procs: make([]int64, len(pids))}
 	var err error
-	if s.machine, s.steal, err = machineAndSteal("/proc/stat"); err != nil {
+	if s.machine, s.steal, s.busy, err = machineAndSteal("/proc/stat"); err != nil {
 		return Sample{}, err
 	}
 	for i, pid := range pids {
@@ -67,6 +71,7 @@ func (s Sample) Since(earlier Sample) Usage {
 	}
 	u.Others = max(float64(others)/ticksPerSecond/secs, 0)
 	u.Steal = max(float64(s.steal-earlier.steal)/ticksPerSecond/secs, 0)
+	u.Busy = max(float64(s.busy-earlier.busy)/ticksPerSecond/secs, 0)
 	return u
 }
 
@@ -84,21 +89,31 @@ func machineTicks(path string) (int64, error) {
 	return sumFields(path, f[1:4])
 }
 
-// machineAndSteal is machineTicks and the steal field (the eighth) of
-// the "cpu" line, 0 where the kernel does not report it.
-func machineAndSteal(path string) (machine, steal int64, err error) {
+// machineAndSteal is machineTicks, the steal field (the eighth) of the
+// "cpu" line, 0 where the kernel does not report it, and the busy ticks:
+// user, nice, system, irq and softirq (fields 1-3, 6 and 7).
+func machineAndSteal(path string) (machine, steal, busy int64, err error) {
 	if machine, err = machineTicks(path); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
-	if f := strings.Fields(line); len(f) > 8 {
+	f := strings.Fields(line)
+	if len(f) > 8 {
 		steal, _ = strconv.ParseInt(f[8], 10, 64)
 	}
-	return machine, steal, nil
+	busy = machine
+	if len(f) > 7 {
+		irq, err := sumFields(path, f[6:8])
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		busy += irq
+	}
+	return machine, steal, busy, nil
 }
 
 // procTicks sums utime and stime (fields 14 and 15) of /proc/<pid>/stat.

@@ -53,21 +53,22 @@ func TestMachineTicks(t *testing.T) {
 
 func TestMachineAndSteal(t *testing.T) {
 	tests := []struct {
-		name               string
-		data               string
-		wantMachine, steal int64
+		name                     string
+		data                     string
+		wantMachine, steal, busy int64
 	}{
-		{"with steal", "cpu  100 5 50 9000 3 0 7 42 0 0\n", 155, 42},
-		{"old kernel without steal", "cpu  100 5 50 9000 3 0 7\n", 155, 0},
+		{"with steal", "cpu  100 5 50 9000 3 2 7 42 0 0\n", 155, 42, 164},
+		{"old kernel without steal", "cpu  100 5 50 9000 3 2 7\n", 155, 0, 164},
+		{"no interrupt fields", "cpu  100 5 50 9000\n", 155, 0, 155},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, s, err := machineAndSteal(writeFile(t, tt.data))
+			m, s, b, err := machineAndSteal(writeFile(t, tt.data))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if m != tt.wantMachine || s != tt.steal {
-				t.Errorf("machineAndSteal = %d, %d, want %d, %d", m, s, tt.wantMachine, tt.steal)
+			if m != tt.wantMachine || s != tt.steal || b != tt.busy {
+				t.Errorf("machineAndSteal = %d, %d, %d, want %d, %d, %d", m, s, b, tt.wantMachine, tt.steal, tt.busy)
 			}
 		})
 	}
@@ -75,8 +76,8 @@ func TestMachineAndSteal(t *testing.T) {
 
 func TestSince(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	a := Sample{at: t0, machine: 1000, steal: 10, procs: []int64{100, 200}}
-	b := Sample{at: t0.Add(2 * time.Second), machine: 1000 + 300, steal: 10 + 40, procs: []int64{100 + 150, 200 + 50}}
+	a := Sample{at: t0, machine: 1000, steal: 10, busy: 1100, procs: []int64{100, 200}}
+	b := Sample{at: t0.Add(2 * time.Second), machine: 1000 + 300, steal: 10 + 40, busy: 1100 + 360, procs: []int64{100 + 150, 200 + 50}}
 	u := b.Since(a)
 	if got, want := u.Procs, []float64{0.75, 0.25}; got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("Procs = %v, want %v", got, want)
@@ -86,6 +87,9 @@ func TestSince(t *testing.T) {
 	}
 	if got, want := u.Steal, 0.2; got != want {
 		t.Errorf("Steal = %v, want %v", got, want)
+	}
+	if got, want := u.Busy, 1.8; got != want {
+		t.Errorf("Busy = %v, want %v", got, want)
 	}
 }
 

@@ -21,7 +21,7 @@ func TakeTrees(roots ...int) (Sample, error) { return takeTrees("/proc", roots) 
 func takeTrees(proc string, roots []int) (Sample, error) {
 	s := Sample{at: time.Now(), procs: make([]int64, len(roots))}
 	var err error
-	if s.machine, s.steal, err = machineAndSteal(filepath.Join(proc, "stat")); err != nil {
+	if s.machine, s.steal, s.busy, err = machineAndSteal(filepath.Join(proc, "stat")); err != nil {
 		return Sample{}, err
 	}
 	entries, err := os.ReadDir(proc)
