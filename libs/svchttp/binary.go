@@ -33,11 +33,23 @@ func (b Binary[C]) Main() {
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	keepSIGHUP()
 	if err := b.run(ctx, *healthcheck); err != nil {
 		fmt.Fprintln(os.Stderr, b.Service+":", err)
 		stop()
 		os.Exit(1)
 	}
+}
+
+// keepSIGHUP has the service outlive a hang-up (as under nohup) without
+// ignoring SIGHUP: an ignored signal stays ignored in every program the
+// service starts, so a shell of the terminal service started under
+// nohup would outlive its terminal's hang-up; a handled one is reset
+// for them.
+// (Nobody reads the channel: a hang-up changes nothing, and Notify drops
+// what does not fit.)
+func keepSIGHUP() {
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP)
 }
 
 func (b Binary[C]) run(ctx context.Context, healthcheck bool) error {

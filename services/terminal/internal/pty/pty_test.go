@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
 	"testing"
 	"time"
 
@@ -12,7 +14,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	// The shells must get SIGHUP's default action however the tests were
+	// started: under nohup an ignored SIGHUP would be inherited by them
+	// (as the service avoids it: svchttp.Binary.Main).
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP)
+	goleak.VerifyTestMain(m)
+}
 
 func start(t *testing.T, args ...string) *PTY {
 	t.Helper()
