@@ -110,3 +110,34 @@ func TestParseStamp(t *testing.T) {
 		}
 	}
 }
+
+func TestPhasesOf(t *testing.T) {
+	byIndex := func(n int) [][]time.Duration {
+		out := make([][]time.Duration, n)
+		for k := range out {
+			out[k] = []time.Duration{time.Duration(k+1) * time.Millisecond}
+		}
+		return out
+	}
+	ranges := func(ps []phase) [][2]int {
+		var out [][2]int
+		for _, p := range ps {
+			out = append(out, [2]int{p.from, p.to})
+		}
+		return out
+	}
+	for n, want := range map[int][][2]int{
+		1:  {{1, 1}},
+		4:  {{1, 1}, {2, 4}},
+		30: {{1, 1}, {2, 5}, {6, 30}},
+		90: {{1, 1}, {2, 5}, {6, 30}, {31, 90}},
+	} {
+		got := phasesOf(byIndex(n))
+		if g := ranges(got); len(g) != len(want) || (len(g) > 0 && (g[len(g)-1] != want[len(want)-1] || g[0] != want[0])) {
+			t.Errorf("%d messages: phases %v, want %v", n, g, want)
+		}
+		if n == 90 && got[3].max != 90*time.Millisecond {
+			t.Errorf("messages 31–90: max %v, want 90ms", got[3].max)
+		}
+	}
+}

@@ -40,10 +40,16 @@ type phase struct {
 }
 
 // phasesOf splits latencies by message index: the first message, the next
-// four, the rest; the first messages pay for the turn's start.
+// four, the rest (up to the 30th, and past it the rest again: a long turn
+// shows the steady state once the turns' start has drained); the first
+// messages pay for the turn's start.
 func phasesOf(byIndex [][]time.Duration) []phase {
 	var out []phase
-	for _, r := range [][2]int{{1, 1}, {2, 5}, {6, len(byIndex)}} {
+	ranges := [][2]int{{1, 1}, {2, 5}, {6, min(30, len(byIndex))}}
+	if len(byIndex) > 30 {
+		ranges = append(ranges, [2]int{31, len(byIndex)})
+	}
+	for _, r := range ranges {
 		r[1] = min(r[1], len(byIndex))
 		if r[0] > r[1] {
 			continue
