@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -61,8 +62,8 @@ const (
 	replayTimeout = 30 * time.Second
 	// A connection's read buffer: small, as idle sockets are the common
 	// case; larger messages are read in several pieces. The upgrader's
-	// write buffers serve only control frames (frames are encoded by
-	// conn.put), taken from a pool per frame.
+	// write buffers go unused: conn encodes every frame, control frames
+	// too, into buffers of its own.
 	readBufferSize  = 1 << 10
 	writeBufferSize = 1 << 10
 )
@@ -282,7 +283,9 @@ func (s *server) replay(c *conn, id string, after int64, put func(...room.Frame)
 
 // read runs the client's messages until the connection ends.
 func (s *server) read(ctx context.Context, c *conn, r *room.Room) {
-	c.ws.SetReadLimit(HardReadLimit)
+	// HardReadLimit is enforced here, not with the library's SetReadLimit:
+	// the library would write its close frame itself, past the writer (two
+	// writers on the socket, and a second close frame from the writer).
 	_ = c.ws.SetReadDeadline(time.Now().Add(readTimeout))
 	c.ws.SetPongHandler(func(string) error { return c.ws.SetReadDeadline(time.Now().Add(readTimeout)) })
 	// Every write is the writer's: a ping is answered through it, and a
@@ -293,10 +296,13 @@ func (s *server) read(ctx context.Context, c *conn, r *room.Room) {
 		return nil
 	})
 	for {
-		kind, msg, err := c.ws.ReadMessage()
+		kind, msg, err := readMessage(c.ws)
 		if err != nil {
-			if errors.Is(err, websocket.ErrReadLimit) {
+			switch {
+			case errors.Is(err, websocket.ErrReadLimit):
 				c.close(websocket.CloseMessageTooBig)
+			case libraryWrote(c.ws):
+				c.close(0) // its close frame was the last
 			}
 			return
 		}
@@ -314,6 +320,31 @@ func (s *server) read(ctx context.Context, c *conn, r *room.Room) {
 		}
 		s.handle(ctx, c, r, msg)
 	}
+}
+
+// readMessage reads the next message, as ws.ReadMessage does; one over
+// HardReadLimit fails with websocket.ErrReadLimit once HardReadLimit+1
+// bytes of it have been read.
+func readMessage(ws *websocket.Conn) (int, []byte, error) {
+	kind, r, err := ws.NextReader()
+	if err != nil {
+		return kind, nil, err
+	}
+	msg, err := io.ReadAll(io.LimitReader(r, HardReadLimit+1))
+	if err == nil && len(msg) > HardReadLimit {
+		err = websocket.ErrReadLimit
+	}
+	return kind, msg, err
+}
+
+// libraryWrote reports whether the WebSocket library has written (or
+// tried to write) to the connection itself, as it does after a client's
+// protocol error: a close frame, after which the writer must send none.
+// NextWriter then fails with ErrCloseSent (or the write's error); else it
+// only prepares a writer, which is never used.
+func libraryWrote(ws *websocket.Conn) bool {
+	_, err := ws.NextWriter(websocket.TextMessage)
+	return err != nil
 }
 
 // clientMessage is every field of every client message.

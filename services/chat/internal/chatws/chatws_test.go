@@ -87,7 +87,7 @@ func TestWriteFrames(t *testing.T) {
 		frames = append(frames, room.Frame{Data: bytes.Repeat([]byte{byte('a' + i)}, n)})
 	}
 	var w countingWriter
-	if _, err := writeFrames(&w, make([]byte, 0, writeChunk), frames); err != nil {
+	if _, _, err := writeFrames(&w, make([]byte, 0, writeChunk), frames, nil); err != nil {
 		t.Fatal(err)
 	}
 	b := w.Bytes()
@@ -131,6 +131,14 @@ func TestWriteFrames(t *testing.T) {
 // receiver never opens its window and the stream stalls.)
 func pair(t *testing.T, pool *writers) (*conn, *net.TCPConn) {
 	t.Helper()
+	c, client := unstartedPair(t, pool)
+	c.start(nil, nil)
+	return c, client
+}
+
+// unstartedPair is pair without the start.
+func unstartedPair(t *testing.T, pool *writers) (*conn, *net.TCPConn) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -161,7 +169,6 @@ func pair(t *testing.T, pool *writers) (*conn, *net.TCPConn) {
 	if c.raw == nil {
 		t.Fatal("a TCP connection has no descriptor")
 	}
-	c.start(nil, nil)
 	return c, client
 }
 

@@ -29,10 +29,15 @@ import (
 // behind catches up in few writes, its frames gathered while it waited.
 //
 // A write the socket cannot take at once (the client reads slowly) is
-// finished by a goroutine of the connection's own, with a deadline, so a
-// slow client never holds a writer up. Every write to the connection is a
+// finished by a goroutine of the connection's own, so a slow client never
+// holds a writer up: it takes over the writer's buffer (the frames' data
+// is shared by the session's sockets and is not copied), writes with a
+// deadline per write, and stops at a frame boundary once the connection
+// closes, for the close frame to follow. Every write to the connection is a
 // writer's: pings from the client are answered through it, and a close
-// from the client is answered by the reader ending the connection.
+// from the client is answered by the reader ending the connection. (The
+// one exception: the WebSocket library answers a client's protocol error
+// with a close frame of its own; the writer then sends none, see read.)
 //
 // writing says who may write: it is set while the connection waits in the
 // ready queue, while a writer or its slow goroutine writes, and from
@@ -47,8 +52,10 @@ type conn struct {
 	pool *writers
 	// cancel ends the context of the client's command being run.
 	cancel context.CancelFunc
-	// stopping is set with closing, for the writer to stop mid-batch
-	// without taking mu.
+	// timeout bounds each blocking write (writeTimeout; tests shorten it).
+	timeout time.Duration
+	// stopping is set with closing, for the replay and the slow goroutine
+	// to stop between frames without taking mu.
 	stopping atomic.Bool
 	// ended is closed when the connection has been torn down.
 	ended chan struct{}
@@ -70,7 +77,7 @@ type conn struct {
 // newConn returns a conn whose frames wait until start: writing is set, as
 // if a writer held it, so that nothing goes out before the first frames.
 func newConn(ws *websocket.Conn, log *slog.Logger, pool *writers, cancel context.CancelFunc) *conn {
-	c := &conn{ws: ws, log: log, pool: pool, cancel: cancel, ended: make(chan struct{}), writing: true, replayed: -1}
+	c := &conn{ws: ws, log: log, pool: pool, cancel: cancel, ended: make(chan struct{}), writing: true, replayed: -1, timeout: writeTimeout}
 	if ws != nil {
 		c.nc, c.raw = rawConn(ws.NetConn())
 	}
@@ -216,24 +223,28 @@ func (c *conn) pingReceived(data string) error {
 }
 
 // put writes frames (see writeFrames) with the write deadline, blocking:
-// the replay's writes, made by the goroutine start runs.
+// the replay's writes, made by the goroutine start runs. Once c is
+// closing, it stops between frames with errClosing.
 func (c *conn) put(frames ...room.Frame) error {
 	if c.isClosing() {
 		return errClosing
 	}
 	bp, _ := writeBufs.Get().(*[]byte)
 	defer writeBufs.Put(bp)
-	buf, err := writeFrames(deadlineWriter{c.nc}, (*bp)[:0], frames)
+	buf, _, err := writeFrames(deadlineWriter{c.nc, c.timeout}, (*bp)[:0], frames, &c.stopping)
 	*bp = buf[:0]
 	return err
 }
 
-// deadlineWriter writes with writeTimeout, then clears the deadline (a
-// deadline left behind would fail the writers' non-blocking writes).
-type deadlineWriter struct{ nc net.Conn }
+// deadlineWriter writes with a deadline (timeout) per write, then clears
+// it (a deadline left behind would fail the writers' non-blocking writes).
+type deadlineWriter struct {
+	nc      net.Conn
+	timeout time.Duration
+}
 
 func (w deadlineWriter) Write(p []byte) (int, error) {
-	if err := w.nc.SetWriteDeadline(time.Now().Add(writeTimeout)); err != nil {
+	if err := w.nc.SetWriteDeadline(time.Now().Add(w.timeout)); err != nil {
 		return 0, err
 	}
 	n, err := w.nc.Write(p)
@@ -271,29 +282,24 @@ func (c *conn) tryWrite(p []byte) (int, error) {
 	return max(n, 0), nil
 }
 
-// nbWriter writes to c without blocking; what the socket does not take
-// is kept, in order, in rest (everything after it too), for the slow
-// path to write.
+// errWouldBlock ends a writer's turn at c when the socket takes only part
+// of a write: the rest is the slow path's (see finishSlowly).
+var errWouldBlock = errors.New("socket buffer full")
+
+// nbWriter writes to c without blocking; a write the socket takes only in
+// part fails with errWouldBlock, and tail is its unwritten end (in p, not
+// copied).
 type nbWriter struct {
 	c    *conn
-	rest []byte
+	tail []byte
 }
 
 func (w *nbWriter) Write(p []byte) (int, error) {
-	all := len(p)
-	if w.rest == nil {
-		n, err := w.c.tryWrite(p)
-		if err != nil {
-			return n, err
-		}
-		if n == len(p) {
-			return n, nil
-		}
-		p = p[n:]
-		w.rest = make([]byte, 0, len(p))
+	n, err := w.c.tryWrite(p)
+	if err == nil && n < len(p) {
+		w.tail, err = p[n:], errWouldBlock
 	}
-	w.rest = append(w.rest, p...)
-	return all, nil
+	return n, err
 }
 
 // flush is a writer's turn at c: it writes everything due (buf is the
@@ -325,22 +331,40 @@ func (c *conn) flush(buf []byte) []byte {
 		}
 	}
 	w := nbWriter{c: c}
-	buf, err := writeFrames(&w, buf, frames)
+	buf, rest, err := writeFrames(&w, buf, frames, nil)
 	switch {
+	case errors.Is(err, errWouldBlock):
+		// The slow goroutine takes buf over (the tail may lie in it);
+		// the writer goes on with another.
+		go c.finishSlowly(buf, w.tail, rest)
+		bp, _ := writeBufs.Get().(*[]byte)
+		return (*bp)[:0]
 	case err != nil:
 		c.fail()
-	case w.rest != nil:
-		go c.finishSlowly(w.rest)
 	default:
 		c.handOff()
 	}
 	return buf
 }
 
-// finishSlowly writes rest, which the socket could not take at once, with
-// the write deadline, then hands c off.
-func (c *conn) finishSlowly(rest []byte) {
-	if _, err := (deadlineWriter{c.nc}).Write(rest); err != nil {
+// finishSlowly writes what a writer's turn left because the socket could
+// not take it at once: tail, the unwritten end of its last write (in buf
+// or in a frame's data), then rest. Each write has the deadline; buf, the
+// writer's buffer, is taken over and goes back to the pool. Once c is
+// closing it stops at the next frame boundary, for the close frame to
+// follow; then it hands c off.
+func (c *conn) finishSlowly(buf, tail []byte, rest unwritten) {
+	w := deadlineWriter{c.nc, c.timeout}
+	_, err := w.Write(tail)
+	if err == nil && len(rest.data) > 0 {
+		_, err = w.Write(rest.data)
+	}
+	if err == nil {
+		buf, _, err = writeFrames(w, buf[:0], rest.frames, &c.stopping)
+	}
+	buf = buf[:0]
+	writeBufs.Put(&buf)
+	if err != nil && !errors.Is(err, errClosing) {
 		c.fail()
 		return
 	}
@@ -418,35 +442,55 @@ var writeBufs = sync.Pool{New: func() any { b := make([]byte, 0, writeChunk); re
 // (RFC 6455 §5.2, server to client, no extension) after what buf already
 // holds, as many as fit in buf's capacity per write; a frame larger than
 // that is written as its header, then its data. It returns buf, emptied,
-// for reuse.
-func writeFrames(w io.Writer, buf []byte, frames []room.Frame) ([]byte, error) {
-	for _, f := range frames {
+// for reuse. When stop (if not nil) is set at a frame boundary, it stops
+// there with errClosing. After a failed write, the unwritten returned is
+// what was to follow that write.
+func writeFrames(w io.Writer, buf []byte, frames []room.Frame, stop *atomic.Bool) ([]byte, unwritten, error) {
+	for i, f := range frames {
 		n := len(f.Data)
 		if len(buf) > 0 && len(buf)+maxHeader+n > cap(buf) {
-			if _, err := w.Write(buf); err != nil {
-				return buf[:0], err
+			if err := writeBoundary(w, buf, stop); err != nil {
+				return buf[:0], unwritten{frames: frames[i:]}, err
 			}
 			buf = buf[:0]
 		}
 		buf = appendHeader(buf, websocket.TextMessage, n)
 		if maxHeader+n > cap(buf) {
-			if _, err := w.Write(buf); err != nil {
-				return buf[:0], err
+			// buf holds only the header: the data follows it directly.
+			if err := writeBoundary(w, buf, stop); err != nil {
+				return buf[:0], unwritten{data: f.Data, frames: frames[i+1:]}, err
 			}
 			buf = buf[:0]
 			if _, err := w.Write(f.Data); err != nil {
-				return buf, err
+				return buf, unwritten{frames: frames[i+1:]}, err
 			}
 			continue
 		}
 		buf = append(buf, f.Data...)
 	}
 	if len(buf) > 0 {
-		if _, err := w.Write(buf); err != nil {
-			return buf[:0], err
+		if err := writeBoundary(w, buf, stop); err != nil {
+			return buf[:0], unwritten{}, err
 		}
 	}
-	return buf[:0], nil
+	return buf[:0], unwritten{}, nil
+}
+
+// unwritten is what was to follow a write that failed in writeFrames:
+// data (a large frame's, when the write was its header), then frames.
+type unwritten struct {
+	data   []byte
+	frames []room.Frame
+}
+
+// writeBoundary writes p, which starts at a frame boundary; stop set (if
+// not nil) ends the writing there, with errClosing.
+func writeBoundary(w io.Writer, p []byte, stop *atomic.Bool) error {
+	if stop != nil && stop.Load() {
+		return errClosing
+	}
+	_, err := w.Write(p)
+	return err
 }
 
 // maxHeader is the longest header appendHeader writes.
