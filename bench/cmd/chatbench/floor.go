@@ -146,7 +146,7 @@ func (s *floorSession) turn(sender net.Conn, prompt string, chunks int) {
 	broadcast(conns, wsFrames(stored))
 	ack := fmt.Appendf(nil, `{"isFavorite":false,"promptId":"%s:%d","type":"user_message_stored"}`, s.id, line)
 	_, _ = sender.Write(wsFrames(ack))
-	init := fmt.Appendf(nil, `{"data":{"type":"system","subtype":"init","session_id":"%s","model":"claude-sonnet-4-5","permissionMode":"default"},"line":%d,"type":"agent_message"}`, s.id, next())
+	init := fmt.Appendf(nil, `{"data":{"type":"system","subtype":"init","session_id":"%s","model":"claude-sonnet-4-5","permissionMode":"default","tools":%s},"line":%d,"type":"agent_message"}`, s.id, initTools, next())
 	var text strings.Builder
 	for i := range chunks {
 		if i > 0 {
@@ -176,8 +176,30 @@ func assistantFrame(session string, line int64, i int, chunk string, at time.Tim
 }
 
 func resultFrame(session string, line int64, text string) []byte {
-	return fmt.Appendf(nil, `{"data":{"type":"result","subtype":"success","is_error":false,"duration_ms":10,"num_turns":1,"result":%q,"session_id":"%s","total_cost_usd":0.000381},"line":%d,"type":"agent_message"}`,
-		text, session, line)
+	return fmt.Appendf(nil, `{"data":{"type":"result","subtype":"success","is_error":false,"duration_ms":10,"num_turns":1,"result":%q,"session_id":"%s","total_cost_usd":0.000381,"usage":%s},"line":%d,"type":"agent_message"}`,
+		text, session, resultUsage, line)
+}
+
+// initTools and resultUsage pad the floor's system/init and result to
+// about the size of the fake CLI's (3.3 and 2.5 KiB), which the client
+// reads on every socket at each turn's start and end.
+var (
+	initTools   = padList("tool", 3000)
+	resultUsage = `{"input_tokens":42,"output_tokens":17,"server_tool_use":` + padList("use", 2200) + `}`
+)
+
+// padList is a JSON list of names "<word>_<n>" about size bytes long.
+func padList(word string, size int) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i := 0; b.Len() < size; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "%q", word+"_"+strconv.Itoa(i))
+	}
+	b.WriteByte(']')
+	return b.String()
 }
 
 // wsFrames encodes payloads as final, unmasked text frames, back to back.
@@ -233,10 +255,16 @@ func runFloor(ctx context.Context, o options, delay time.Duration) (load, error)
 	if err != nil {
 		return load{}, err
 	}
+	rd, err := newReader(socks, readers)
+	if err != nil {
+		return load{}, err
+	}
+	defer rd.stop()
 	if o.warmup {
 		if err := warmUp(ctx, socks, o.sessions); err != nil {
 			return load{}, err
 		}
+		settle()
 	}
 	return runLoad(ctx, o, socks, o.sessions, delay, []int{os.Getpid(), p.Pid()})
 }

@@ -58,27 +58,30 @@ func TestFloorTurn(t *testing.T) {
 		_ = c.Close()
 		t.Error("a group past the sessions was accepted")
 	}
-	for _, s := range socks[:2] {
-		s.start(3)
+	rd, err := newReader(socks[:2], 1)
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer rd.stop()
+	dones := []<-chan struct{}{socks[0].arm(true, 3), socks[1].arm(true, 3)}
 	if err := socks[0].prompt("SLOW 3"); err != nil {
 		t.Fatal(err)
 	}
 	for i, s := range socks[:2] {
 		select {
-		case <-s.done:
+		case <-dones[i]:
 		case <-ctx.Done():
 			t.Fatalf("socket %d: no result", i)
 		}
 		s.mu.Lock()
-		frames, lat, last, gaps, repeated := s.frames, len(s.lat), s.lastLine, s.skipped, s.repeated
+		frames, lat, last, gaps, repeated, got := s.frames, len(s.lat), s.lastLine, s.skipped, s.repeated, s.gotResult
 		s.mu.Unlock()
 		want := int64(6) // stored, init, 3 assistant, result
 		if i == 0 {
 			want++ // user_message_stored
 		}
-		if frames != want || lat != 3 || last != 6 || gaps != 0 || repeated != 0 {
-			t.Errorf("socket %d: %d frames (want %d), %d timed (want 3), last line %d (want 6), gaps %d, repeated %d", i, frames, want, lat, last, gaps, repeated)
+		if frames != want || lat != 3 || last != 6 || gaps != 0 || repeated != 0 || !got {
+			t.Errorf("socket %d: %d frames (want %d), %d timed (want 3), last line %d (want 6), gaps %d, repeated %d, result %t", i, frames, want, lat, last, gaps, repeated, got)
 		}
 	}
 	// The other session's socket got nothing: a read times out.

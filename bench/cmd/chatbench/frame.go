@@ -36,22 +36,33 @@ const (
 // its other keys in order, so an assistant message's data ends with its
 // timestamp and its uuid.
 var (
-	assistantPrefix = []byte(`{"data":{"type":"assistant",`)
-	agentSuffix     = []byte(`,"type":"agent_message"}`)
-	dataEnd         = []byte(`},"line":`)
-	stampKey        = []byte(`"timestamp":"`)
-	uuidKey         = []byte(`","uuid":"`)
+	dataTypePrefix = []byte(`{"data":{"type":"`)
+	agentSuffix    = []byte(`,"type":"agent_message"}`)
+	dataEnd        = []byte(`},"line":`)
+	stampKey       = []byte(`"timestamp":"`)
+	uuidKey        = []byte(`","uuid":"`)
 )
 
 // parseFrame classifies a frame and, for an assistant message, returns the
-// time the agent wrote it. The assistant messages of the load are
-// recognised by the end of the frame, without decoding it (the client
-// shares the machine with the services: its cost is theirs); anything
-// else is decoded.
+// time the agent wrote it. The agent messages of the load (an assistant
+// message on every socket every interval; the system/init and the result
+// of each turn, a few KiB each) are recognised by their ends, without
+// decoding them (the client shares the machine with the services: its
+// cost is theirs); anything else is decoded.
 func parseFrame(raw []byte) (kind, time.Time, error) {
-	if bytes.HasPrefix(raw, assistantPrefix) && bytes.HasSuffix(raw, agentSuffix) {
-		if at, ok := assistantStamp(raw); ok {
-			return kindAssistant, at, nil
+	if bytes.HasPrefix(raw, dataTypePrefix) && bytes.HasSuffix(raw, agentSuffix) {
+		typ, _, _ := bytes.Cut(raw[len(dataTypePrefix):], []byte{'"'})
+		switch string(typ) {
+		case "assistant":
+			if at, ok := assistantStamp(raw); ok {
+				return kindAssistant, at, nil
+			}
+		case "result":
+			return kindResult, time.Time{}, nil
+		default:
+			if bytes.IndexByte(typ, '\\') < 0 {
+				return kindOther, time.Time{}, nil
+			}
 		}
 	}
 	return decodeFrame(raw)

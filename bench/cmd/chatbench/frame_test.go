@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 	"time"
@@ -58,6 +59,9 @@ func TestParseFrameMarkers(t *testing.T) {
 		"escaped quote in uuid":               chatFrame(8, `{"type":"assistant","timestamp":"2025-06-01T10:00:00.123Z","uuid":"a\"b"}`),
 		"bad stamp":                           chatFrame(8, `{"type":"assistant","timestamp":"2025-13-01T10:00:00.123Z","uuid":"u"}`),
 		"user ends alike":                     chatFrame(8, `{"type":"user","timestamp":"2025-06-01T10:00:00.123Z","uuid":"u"}`),
+		"init, type first":                    chatFrame(3, `{"type":"system","subtype":"init","tools":["Bash","Edit"],"session_id":"s"}`),
+		"result, type first":                  chatFrame(9, `{"type":"result","subtype":"success","result":"\"type\":\"assistant\"","session_id":"s"}`),
+		"escaped type":                        chatFrame(9, `{"type":"res\u0075lt","subtype":"success"}`),
 		"text says result":                    chatFrame(6, `{"message":{"content":[{"text":"\"type\":\"result\"","type":"text"}],"role":"assistant"},"timestamp":"2025-06-01T10:00:00.123Z","type":"assistant"}`),
 	}
 	for name, raw := range frames {
@@ -78,6 +82,9 @@ func TestParseFrameMarkers(t *testing.T) {
 	}
 	if k, _, _ := parseFrame(frames["result"]); k != kindResult {
 		t.Errorf("result frame: kind %v", k)
+	}
+	if k, _, _ := parseFrame(frames["result, type first"]); k != kindResult {
+		t.Errorf("result frame (type first): kind %v", k)
 	}
 }
 
@@ -139,5 +146,54 @@ func TestPhasesOf(t *testing.T) {
 		if n == 90 && got[3].max != 90*time.Millisecond {
 			t.Errorf("messages 31–90: max %v, want 90ms", got[3].max)
 		}
+	}
+}
+
+func TestNextFrame(t *testing.T) {
+	two := append(wsFrames([]byte("hello"), bytes.Repeat([]byte("x"), 300)), 0x81) // and one byte of a third
+	op, p, n, err := nextFrame(two)
+	if err != nil || op != 1 || string(p) != "hello" || n != 7 {
+		t.Fatalf("first: %d %q %d %v", op, p, n, err)
+	}
+	op, p, n, err = nextFrame(two[n:])
+	if err != nil || op != 1 || len(p) != 300 || n != 304 {
+		t.Fatalf("second: %d %d bytes, n %d, %v", op, len(p), n, err)
+	}
+	if _, _, n, err := nextFrame(two[7+304:]); n != 0 || err != nil {
+		t.Fatalf("a partial frame: n %d, %v", n, err)
+	}
+	big := wsFrames(bytes.Repeat([]byte("y"), 70000))
+	if _, p, n, err := nextFrame(big); err != nil || len(p) != 70000 || n != len(big) {
+		t.Fatalf("64-bit length: %d bytes, n %d, %v", len(p), n, err)
+	}
+	if _, _, n, err := nextFrame(big[:9]); n != 0 || err != nil {
+		t.Fatalf("a partial header: n %d, %v", n, err)
+	}
+	for name, b := range map[string][]byte{"masked": {0x81, 0x85, 1, 2, 3, 4, 'a'}, "fragment": {0x01, 0x01, 'a'}} {
+		if _, _, _, err := nextFrame(b); err == nil {
+			t.Errorf("%s frame accepted", name)
+		}
+	}
+}
+
+// feed splits what arrives in pieces into whole frames
+// and counts only while armed.
+func TestSockFeed(t *testing.T) {
+	s := &sock{}
+	s.frame([]byte(`{"type":"pong"}`), time.Now()) // not armed: not counted
+	done := s.arm(true, 2)
+	stamp := time.Date(2026, 1, 2, 3, 4, 5, 6e6, time.UTC)
+	data := wsFrames(assistantFrame("s", 1, 0, " chunk 1", stamp), resultFrame("s", 2, "x"))
+	now := stamp.Add(40 * time.Millisecond)
+	for i := range data { // a byte at a time
+		s.feed(data[i:i+1], now)
+	}
+	select {
+	case <-done:
+	default:
+		t.Fatal("the result did not end the phase")
+	}
+	if s.frames != 2 || len(s.lat) != 1 || s.lat[0] != 40*time.Millisecond || s.lastLine != 2 || len(s.in) != 0 {
+		t.Errorf("frames %d, lat %v, last line %d, %d bytes left", s.frames, s.lat, s.lastLine, len(s.in))
 	}
 }

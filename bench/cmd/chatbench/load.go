@@ -49,8 +49,9 @@ func runLoad(ctx context.Context, o options, socks []*sock, sessions int, delay 
 	l.loadBefore = loadAvg()
 	cpu0, cpuErr := cpustat.TakeTrees(pids...)
 	t0 := time.Now()
-	for _, s := range socks {
-		s.start(o.chunks)
+	dones := make([]<-chan struct{}, len(socks))
+	for i, s := range socks {
+		dones[i] = s.arm(true, o.chunks)
 	}
 	var sendErr error
 	for sIdx := range sessions {
@@ -70,8 +71,8 @@ func runLoad(ctx context.Context, o options, socks []*sock, sessions int, delay 
 		o.chunks, delay, float64(len(socks))/delay.Seconds(), timeout.Round(time.Second))
 	done := make(chan struct{})
 	go func() {
-		for _, s := range socks {
-			<-s.done
+		for _, d := range dones {
+			<-d
 		}
 		close(done)
 	}()

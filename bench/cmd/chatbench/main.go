@@ -243,6 +243,15 @@ func run(ctx context.Context, o options) (err error) {
 		fmt.Println("  (failures while opening:", openErr, ")")
 	}
 
+	rd, err := newReader(socks, readers)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if rd != nil {
+			rd.stop()
+		}
+	}()
 	if o.warmup {
 		// Agent processes are long-lived (one warm process per session):
 		// start them with a short turn that is not measured.
@@ -250,9 +259,12 @@ func run(ctx context.Context, o options) (err error) {
 		if err := warmUp(ctx, socks, len(ids)); err != nil {
 			return err
 		}
+		settle()
 	}
 
 	// Load: every session's agent writes o.chunks assistant messages.
+	fmt.Println("settle ...")
+	time.Sleep(3 * time.Second) // ZZHACK
 	fmt.Println("load: starting the measured turns ...")
 	l, err := runLoad(ctx, o, socks, len(ids), delay, []int{os.Getpid(), inst[0].Pid(), inst[1].Pid()})
 	if err != nil {
@@ -271,6 +283,8 @@ func run(ctx context.Context, o options) (err error) {
 				return err
 			}
 		}
+		rd.stop()
+		rd = nil
 		for _, s := range socks {
 			_ = s.conn.Close()
 		}
@@ -325,14 +339,19 @@ func mib(b int64) float64 { return float64(b) / (1 << 20) }
 // sock is one benchmark WebSocket and what it received.
 type sock struct {
 	conn *websocket.Conn
-	wmu  sync.Mutex
-	done chan struct{}
+	wmu  sync.Mutex // writes: prompts, and pongs from the reader
+	fd   int        // read by the reader (reader.go)
+	in   []byte     // bytes read, not yet a whole frame
 
 	mu        sync.Mutex
+	armed     bool          // a phase runs: done closes at its result
+	measuring bool          // the phase counts what it reads
+	done      chan struct{} // of the phase
 	lat       []time.Duration
 	frames    int64
 	parseErrs int64
 	gotResult bool
+	closed    bool
 	// Logged frames: the last line seen, and how many came at or below
 	// the previous one (repeated or out of order) or after a gap.
 	lastLine          int64
@@ -340,18 +359,66 @@ type sock struct {
 	last              time.Time
 }
 
-// next reads one message into buf and returns its bytes (valid until the
-// next call).
-func (s *sock) next(buf *bytes.Buffer) ([]byte, error) {
-	_, r, err := s.conn.NextReader()
-	if err != nil {
-		return nil, err
+// arm starts a phase: until the turn's result (or the socket's end), the
+// frames read are those of the phase; with measure they are counted and
+// timed. It returns the channel closed at the phase's end.
+func (s *sock) arm(measure bool, chunks int) <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.armed, s.measuring, s.gotResult = true, measure, false
+	s.done = make(chan struct{})
+	if measure {
+		s.lat = make([]time.Duration, 0, chunks)
 	}
-	buf.Reset()
-	if _, err := buf.ReadFrom(r); err != nil {
-		return nil, err
+	if s.closed {
+		s.armed = false
+		close(s.done)
 	}
-	return buf.Bytes(), nil
+	return s.done
+}
+
+// frame is one text frame read at now.
+func (s *sock) frame(raw []byte, now time.Time) {
+	k, at, perr := parseFrame(raw)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.armed {
+		return
+	}
+	if s.measuring {
+		line := frameLine(raw)
+		s.frames++
+		switch {
+		case line == 0:
+		case line <= s.lastLine:
+			s.repeated++
+		case s.lastLine > 0 && line > s.lastLine+1:
+			s.skipped++
+		}
+		s.lastLine = max(s.lastLine, line)
+		s.last = now
+		if perr != nil {
+			s.parseErrs++
+		}
+		if k == kindAssistant && perr == nil {
+			s.lat = append(s.lat, now.Sub(at))
+		}
+	}
+	if k == kindResult {
+		s.gotResult, s.armed = true, false
+		close(s.done)
+	}
+}
+
+// ended marks the socket closed by the server or failed.
+func (s *sock) ended() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	if s.armed {
+		s.armed = false
+		close(s.done)
+	}
 }
 
 // prompt sends a user_message.
@@ -368,84 +435,34 @@ func (s *sock) prompt(content string) error {
 // warmUp runs a one-message turn in each of the sessions (driven by the
 // first sockets) and waits until every socket has seen its result.
 func warmUp(ctx context.Context, socks []*sock, sessions int) error {
-	var wg sync.WaitGroup
-	errs := make([]error, len(socks))
+	dones := make([]<-chan struct{}, len(socks))
 	for i, s := range socks {
-		wg.Go(func() {
-			_ = s.conn.SetReadDeadline(time.Now().Add(2 * time.Minute))
-			defer func() { _ = s.conn.SetReadDeadline(time.Time{}) }()
-			for {
-				_, raw, err := s.conn.ReadMessage()
-				if err != nil {
-					errs[i] = fmt.Errorf("warm-up: socket %d: %w", i, err)
-					return
-				}
-				if k, _, _ := parseFrame(raw); k == kindResult {
-					return
-				}
-			}
-		})
+		dones[i] = s.arm(false, 0)
 	}
 	var sendErr error
 	for i := range sessions {
 		sendErr = errors.Join(sendErr, socks[i].prompt("SLOW 1"))
 	}
 	if sendErr != nil {
-		for _, s := range socks {
-			_ = s.conn.SetReadDeadline(time.Now())
-		}
-	}
-	wg.Wait()
-	if sendErr != nil {
 		return fmt.Errorf("warm-up: send user_message: %w", sendErr)
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return errors.Join(errs...)
-}
-
-// start reads the socket's frames until the turn's result, in the
-// background.
-func (s *sock) start(chunks int) {
-	s.lat = make([]time.Duration, 0, chunks)
-	go func() {
-		defer close(s.done)
-		var buf bytes.Buffer // reused: the client's own cost is taken from the services' CPU
-		for {
-			raw, err := s.next(&buf)
-			now := time.Now()
-			if err != nil {
-				return
-			}
-			k, at, perr := parseFrame(raw)
-			line := frameLine(raw)
-			s.mu.Lock()
-			s.frames++
-			switch {
-			case line == 0:
-			case line <= s.lastLine:
-				s.repeated++
-			case s.lastLine > 0 && line > s.lastLine+1:
-				s.skipped++
-			}
-			s.lastLine = max(s.lastLine, line)
-			s.last = now
-			if perr != nil {
-				s.parseErrs++
-			}
-			switch {
-			case k == kindAssistant && perr == nil:
-				s.lat = append(s.lat, now.Sub(at))
-			case k == kindResult:
-				s.gotResult = true
-			}
-			s.mu.Unlock()
-			if k == kindResult {
-				return
-			}
+	deadline := time.After(2 * time.Minute)
+	for i, done := range dones {
+		select {
+		case <-done:
+		case <-deadline:
+			return fmt.Errorf("warm-up: socket %d saw no result within 2 minutes", i)
+		case <-ctx.Done():
+			return ctx.Err()
 		}
-	}()
+		socks[i].mu.Lock()
+		ok := socks[i].gotResult
+		socks[i].mu.Unlock()
+		if !ok {
+			return fmt.Errorf("warm-up: socket %d closed before the result", i)
+		}
+	}
+	return nil
 }
 
 // openAll opens o.n sockets: socket i joins session i%S on instance
@@ -522,7 +539,7 @@ func dialOne(ctx context.Context, d *websocket.Dialer, header map[string][]strin
 		return nil, fmt.Errorf("first frame is not connected: %.200s", raw)
 	}
 	_ = conn.SetReadDeadline(time.Time{})
-	return &sock{conn: conn, done: make(chan struct{})}, nil
+	return &sock{conn: conn}, nil
 }
 
 // owners counts the sessions each chat instance ran (owned in Redis at
@@ -554,4 +571,17 @@ func owners(ctx context.Context, redisURL, prefix string, ids []string) ([]int, 
 	}
 	slices.SortFunc(out, func(a, b int) int { return b - a })
 	return out, nil
+}
+
+// readers is how many goroutines read the sockets (see reader).
+const readers = 2
+
+// settleTime is the pause between the warm-up and the measured turns:
+// the warm-up's own tail (turn records and events, the agents' idle
+// writes) is over when the measured turns start.
+const settleTime = 2 * time.Second
+
+func settle() {
+	fmt.Printf("settle: %s ...\n", settleTime)
+	time.Sleep(settleTime)
 }
