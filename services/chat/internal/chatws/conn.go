@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/fasthttp/websocket"
 
@@ -263,9 +264,12 @@ func (c *conn) tryWrite(p []byte) (int, error) {
 	}
 	var n int
 	var werr error
+	if len(p) == 0 {
+		return 0, nil
+	}
 	err := c.raw.Write(func(fd uintptr) bool {
 		for {
-			n, werr = syscall.Write(int(fd), p)
+			n, werr = rawWrite(fd, p)
 			if !errors.Is(werr, syscall.EINTR) {
 				return true // never wait for the poller: the slow path does
 			}
@@ -280,6 +284,21 @@ func (c *conn) tryWrite(p []byte) (int, error) {
 		return 0, werr
 	}
 	return max(n, 0), nil
+}
+
+// rawWrite is write(2) on a non-blocking socket without telling the Go
+// scheduler: it cannot block (a full socket answers EAGAIN), and a
+// scheduler told of every write (syscall.Write) hands the writer's
+// processor to another thread whenever one takes over 20 µs, which a
+// loopback write does (it runs the receiving side too): a thread switch
+// per write. fd is held by RawConn.Write for the call, so it cannot be
+// closed and reused meanwhile.
+func rawWrite(fd uintptr, p []byte) (int, error) {
+	n, _, errno := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+	if errno != 0 {
+		return -1, errno
+	}
+	return int(n), nil //nolint:gosec // G115: at most len(p)
 }
 
 // errWouldBlock ends a writer's turn at c when the socket takes only part
