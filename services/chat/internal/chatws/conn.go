@@ -298,7 +298,7 @@ func rawWrite(fd uintptr, p []byte) (int, error) {
 	if errno != 0 {
 		return -1, errno
 	}
-	return int(n), nil //nolint:gosec // G115: at most len(p)
+	return int(n), nil
 }
 
 // errWouldBlock ends a writer's turn at c when the socket takes only part
