@@ -44,18 +44,31 @@ type appendRes struct {
 	err error
 }
 
-// appender group-commits log appends. Its zero value is not ready: see
+// appender group-commits log appends, up to maxAppendsInFlight batches at
+// once, each on a connection of its own. A session is in one batch at a
+// time: its messages wait while one of its messages is being stored, so
+// they get their lines in the order they were queued (two batches of one
+// session in flight could take its row in either order). So a batch
+// waits for the one in flight only when they share a session, and a
+// session whose row is held (a slow statement, a lock) holds up its own
+// messages, not every session's. Its zero value is not ready: see
 // newAppender.
 type appender struct {
-	st  *store.Store
-	bg  *sync.WaitGroup
-	mu  sync.Mutex
-	q   []*appendReq
-	run bool // a goroutine stores the queue
+	st *store.Store
+	bg *sync.WaitGroup
+	mu sync.Mutex
+	q  []*appendReq
+	// running counts the goroutines storing batches; busy, the sessions
+	// with messages in a batch being stored.
+	running int
+	busy    map[string]bool
 }
 
+// maxAppendsInFlight bounds the batches stored at once.
+const maxAppendsInFlight = 2
+
 func newAppender(st *store.Store, bg *sync.WaitGroup) *appender {
-	return &appender{st: st, bg: bg}
+	return &appender{st: st, bg: bg, busy: map[string]bool{}}
 }
 
 // append stores payload as the next line of session id's log and returns
@@ -89,12 +102,15 @@ func (a *appender) appendAll(id, kind string, payloads []json.RawMessage) []appe
 	return out
 }
 
-// queue adds reqs to the queue, starting its drain if none runs.
+// queue adds reqs to the queue, starting a goroutine to store it if
+// fewer than maxAppendsInFlight run.
 func (a *appender) queue(reqs []*appendReq) {
 	a.mu.Lock()
 	a.q = append(a.q, reqs...)
-	start := !a.run
-	a.run = true
+	start := a.running < maxAppendsInFlight
+	if start {
+		a.running++
+	}
 	a.mu.Unlock()
 	if start {
 		a.bg.Add(1)
@@ -102,23 +118,58 @@ func (a *appender) queue(reqs []*appendReq) {
 	}
 }
 
-// drain stores the queue, a batch at a time, until it is empty.
+// drain stores batches until none can be taken (the queue is empty, or
+// what waits belongs to sessions being stored by another goroutine, which
+// takes it after its batch).
 func (a *appender) drain() {
 	defer a.bg.Done()
 	for {
 		a.mu.Lock()
-		n := min(len(a.q), maxAppendBatch)
-		if n == 0 {
-			a.run = false
-			a.q = nil
+		batch := a.takeLocked()
+		if len(batch) == 0 {
+			a.running--
+			if len(a.q) == 0 && a.running == 0 {
+				a.q = nil
+			}
 			a.mu.Unlock()
 			return
 		}
-		batch := a.q[:n:n]
-		a.q = a.q[n:]
 		a.mu.Unlock()
 		a.store(batch)
+		a.mu.Lock()
+		for _, r := range batch {
+			delete(a.busy, r.item.SessionID)
+		}
+		a.mu.Unlock()
 	}
+}
+
+// takeLocked takes the next batch from the queue: up to maxAppendBatch
+// messages, in queue order, of sessions not being stored (a session left
+// waiting keeps its later messages waiting too), and marks their sessions
+// busy. a.mu must be held.
+func (a *appender) takeLocked() []*appendReq {
+	var batch []*appendReq
+	rest := a.q[:0]
+	var held map[string]bool // sessions whose messages wait this time
+	for _, r := range a.q {
+		id := r.item.SessionID
+		if len(batch) == maxAppendBatch || a.busy[id] || held[id] {
+			if held == nil {
+				held = map[string]bool{}
+			}
+			held[id] = true
+			rest = append(rest, r)
+			continue
+		}
+		batch = append(batch, r)
+	}
+	clear(a.q[len(rest):])
+	a.q = rest
+	for _, r := range batch {
+		a.busy[r.item.SessionID] = true
+	}
+	return batch
 }
 
 // store appends a batch in one transaction; if the batch fails as a whole

@@ -261,3 +261,103 @@ func TestPublishQueueFullKeepsPermWrites(t *testing.T) {
 		t.Errorf("the last frame is %q", last.payload)
 	}
 }
+
+// A session whose row is held (here by another transaction) holds up its
+// own messages, not the other sessions': their batch is stored while the
+// held session's waits, and the held session's later message waits for
+// the first and takes the next line after it.
+func TestAppenderHeldSessionDoesNotBlockOthers(t *testing.T) {
+	st, dbURL := mustStoreURL(t)
+	ctx := context.Background()
+	var ids []string
+	for range 2 {
+		s, err := st.Create(ctx, store.NewSession{Cwd: "/tmp", Provider: "agent-sdk"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, s.ID)
+	}
+	held, other := ids[0], ids[1]
+	locker, err := pgxpool.New(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer locker.Close()
+	tx, err := locker.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE`, held); err != nil {
+		t.Fatal(err)
+	}
+
+	var bg sync.WaitGroup
+	a := newAppender(st, &bg)
+	type result struct {
+		msg store.Message
+		err error
+	}
+	first, second := make(chan result, 1), make(chan result, 1)
+	go func() {
+		m, err := a.append(held, store.KindAgent, json.RawMessage(`{"n":1}`))
+		first <- result{m, err}
+	}()
+	// The held session's batch is being stored (and waits for the row)
+	// before the others are queued.
+	waitFor(t, func() bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return a.busy[held]
+	})
+	go func() {
+		m, err := a.append(held, store.KindAgent, json.RawMessage(`{"n":2}`))
+		second <- result{m, err}
+	}()
+	otherDone := make(chan result, 1)
+	go func() {
+		m, err := a.append(other, store.KindAgent, json.RawMessage(`{"n":"other"}`))
+		otherDone <- result{m, err}
+	}()
+	select {
+	case r := <-otherDone:
+		if r.err != nil || r.msg.Line != 1 {
+			t.Fatalf("the other session's append: %+v; want line 1", r)
+		}
+	case <-time.After(10 * time.Second):
+		_ = tx.Rollback(ctx)
+		t.Fatal("the other session's append waited for the held session")
+	}
+	select {
+	case r := <-first:
+		t.Fatalf("the held session's message was stored while its row was held: %+v", r)
+	case r := <-second:
+		t.Fatalf("the held session's second message was stored before its first: %+v", r)
+	default:
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r1, r2 := <-first, <-second
+	if r1.err != nil || r1.msg.Line != 1 || r2.err != nil || r2.msg.Line != 2 {
+		t.Errorf("held session: first %+v, second %+v; want lines 1 and 2", r1, r2)
+	}
+	bg.Wait()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.running != 0 || len(a.busy) != 0 || len(a.q) != 0 {
+		t.Errorf("after the appends: %d running, busy %v, %d queued", a.running, a.busy, len(a.q))
+	}
+}
+
+// waitFor polls cond until it holds, for up to 10 s.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 10 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
