@@ -3,6 +3,7 @@ package room
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -43,6 +44,20 @@ func mustStoreURL(t *testing.T) (*store.Store, string) {
 	return store.New(db), dbURL
 }
 
+// mustSessions creates n sessions and returns their ids.
+func mustSessions(t *testing.T, st *store.Store, n int) []string {
+	t.Helper()
+	ids := make([]string, n)
+	for i := range ids {
+		s, err := st.Create(context.Background(), store.NewSession{Cwd: "/tmp", Provider: "agent-sdk"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[i] = s.ID
+	}
+	return ids
+}
+
 // TestAppenderBadMessage: a message PostgreSQL refuses (a NUL in JSON)
 // fails alone: the others of its batch are stored, each session's in
 // order with no line skipped or reused, and each caller gets its own
@@ -50,14 +65,7 @@ func mustStoreURL(t *testing.T) (*store.Store, string) {
 func TestAppenderBadMessage(t *testing.T) {
 	st := mustStore(t)
 	ctx := context.Background()
-	var ids []string
-	for range 2 {
-		s, err := st.Create(ctx, store.NewSession{Cwd: "/tmp", Provider: "agent-sdk"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, s.ID)
-	}
+	ids := mustSessions(t, st, 2)
 	var bg sync.WaitGroup
 	a := newAppender(st, &bg)
 	var wg sync.WaitGroup
@@ -269,14 +277,7 @@ func TestPublishQueueFullKeepsPermWrites(t *testing.T) {
 func TestAppenderHeldSessionDoesNotBlockOthers(t *testing.T) {
 	st, dbURL := mustStoreURL(t)
 	ctx := context.Background()
-	var ids []string
-	for range 2 {
-		s, err := st.Create(ctx, store.NewSession{Cwd: "/tmp", Provider: "agent-sdk"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, s.ID)
-	}
+	ids := mustSessions(t, st, 2)
 	held, other := ids[0], ids[1]
 	locker, err := pgxpool.New(ctx, dbURL)
 	if err != nil {
@@ -298,7 +299,7 @@ func TestAppenderHeldSessionDoesNotBlockOthers(t *testing.T) {
 		msg store.Message
 		err error
 	}
-	first, second := make(chan result, 1), make(chan result, 1)
+	first := make(chan result, 1)
 	go func() {
 		m, err := a.append(held, store.KindAgent, json.RawMessage(`{"n":1}`))
 		first <- result{m, err}
@@ -310,10 +311,16 @@ func TestAppenderHeldSessionDoesNotBlockOthers(t *testing.T) {
 		defer a.mu.Unlock()
 		return a.busy[held]
 	})
-	go func() {
-		m, err := a.append(held, store.KindAgent, json.RawMessage(`{"n":2}`))
-		second <- result{m, err}
-	}()
+	// The held session's second message is queued before the other
+	// session's (synchronously, so the order does not depend on the
+	// scheduler): were it taken into a second batch in flight, it would
+	// wait for the row there, both batches would be taken and the other
+	// session's message could not be stored.
+	second := &appendReq{
+		item: store.Append{SessionID: held, Kind: store.KindAgent, Payload: json.RawMessage(`{"n":2}`)},
+		done: make(chan appendRes, 1),
+	}
+	a.queue([]*appendReq{second})
 	otherDone := make(chan result, 1)
 	go func() {
 		m, err := a.append(other, store.KindAgent, json.RawMessage(`{"n":"other"}`))
@@ -328,17 +335,25 @@ func TestAppenderHeldSessionDoesNotBlockOthers(t *testing.T) {
 		_ = tx.Rollback(ctx)
 		t.Fatal("the other session's append waited for the held session")
 	}
+	// The second message waits in the appender's queue, not in
+	// PostgreSQL: it is not taken while the first is being stored.
+	a.mu.Lock()
+	waiting := len(a.q) == 1 && a.q[0] == second
+	a.mu.Unlock()
+	if !waiting {
+		t.Error("the held session's second message was taken while its first was being stored")
+	}
 	select {
 	case r := <-first:
 		t.Fatalf("the held session's message was stored while its row was held: %+v", r)
-	case r := <-second:
+	case r := <-second.done:
 		t.Fatalf("the held session's second message was stored before its first: %+v", r)
 	default:
 	}
 	if err := tx.Rollback(ctx); err != nil {
 		t.Fatal(err)
 	}
-	r1, r2 := <-first, <-second
+	r1, r2 := <-first, <-second.done
 	if r1.err != nil || r1.msg.Line != 1 || r2.err != nil || r2.msg.Line != 2 {
 		t.Errorf("held session: first %+v, second %+v; want lines 1 and 2", r1, r2)
 	}
@@ -347,6 +362,56 @@ func TestAppenderHeldSessionDoesNotBlockOthers(t *testing.T) {
 	defer a.mu.Unlock()
 	if a.running != 0 || len(a.busy) != 0 || len(a.q) != 0 {
 		t.Errorf("after the appends: %d running, busy %v, %d queued", a.running, a.busy, len(a.q))
+	}
+}
+
+// TestAppenderRunsLongerThanABatchKeepOrder: runs of messages longer than
+// a batch, of several sessions at once, are split over batches, two in
+// flight; each session's messages still get its lines in the order they
+// were queued (one of its batches at a time), with none lost or stored
+// twice.
+func TestAppenderRunsLongerThanABatchKeepOrder(t *testing.T) {
+	st := mustStore(t)
+	ctx := context.Background()
+	const sessions, rounds, run = 4, 3, maxAppendBatch + maxAppendBatch/2
+	ids := mustSessions(t, st, sessions)
+	var bg sync.WaitGroup
+	a := newAppender(st, &bg)
+	got := make([][]appendRes, sessions)
+	var wg sync.WaitGroup
+	for s, id := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range rounds {
+				payloads := make([]json.RawMessage, run)
+				for i := range payloads {
+					payloads[i] = json.RawMessage(fmt.Sprintf(`{"n":%d}`, r*run+i))
+				}
+				got[s] = append(got[s], a.appendAll(id, store.KindAgent, payloads)...)
+			}
+		}()
+	}
+	wg.Wait()
+	bg.Wait()
+	for s, id := range ids {
+		for i, res := range got[s] {
+			if res.err != nil || res.msg.Line != int64(i+1) {
+				t.Fatalf("session %d, message %d: line %d, %v; want line %d", s, i, res.msg.Line, res.err, i+1)
+			}
+		}
+		msgs, err := st.Messages(ctx, id, 0, rounds*run+1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(msgs) != rounds*run {
+			t.Fatalf("session %d: %d messages stored, want %d", s, len(msgs), rounds*run)
+		}
+		for i, m := range msgs {
+			if want := fmt.Sprintf(`{"n": %d}`, i); m.Line != int64(i+1) || string(m.Payload) != want {
+				t.Fatalf("session %d: line %d holds %s, want line %d to hold %s", s, m.Line, m.Payload, i+1, want)
+			}
+		}
 	}
 }
 
