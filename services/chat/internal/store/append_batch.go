@@ -6,10 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
+
+// serverTimeoutMargin is how long before the caller's deadline the
+// server gives up on an append batch (see AppendMessages).
+const serverTimeoutMargin = 500 * time.Millisecond
 
 // Append is a message for AppendMessages.
 type Append struct {
@@ -31,6 +37,13 @@ type Append struct {
 //
 // The statements run in session-id order, so that two concurrent batches
 // take the sessions' row locks in the same order and cannot deadlock.
+//
+// When ctx has a deadline, each statement gets a server-side timeout that
+// ends serverTimeoutMargin before it: a batch that cannot finish in time
+// (a row held elsewhere, a stalled server) is rolled back by PostgreSQL
+// and fails with its error, so that none is stored for sure. Were the
+// client to give up first, the server could still commit what the caller
+// was told had failed.
 func (s *Store) AppendMessages(ctx context.Context, in []Append) (out []Message, errs []error, err error) {
 	if len(in) == 0 {
 		return nil, nil, nil
@@ -41,6 +54,11 @@ func (s *Store) AppendMessages(ctx context.Context, in []Append) (out []Message,
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return strings.Compare(in[a].SessionID, in[b].SessionID) })
 	batch := &pgx.Batch{}
+	deadline, timed := ctx.Deadline()
+	if timed {
+		left := max(time.Until(deadline)-serverTimeoutMargin, time.Millisecond)
+		batch.Queue(`SELECT set_config('statement_timeout', $1, true)`, strconv.FormatInt(left.Milliseconds()+1, 10)+"ms")
+	}
 	for _, i := range order {
 		batch.Queue(appendSQL, in[i].SessionID, in[i].Kind, string(in[i].Payload), in[i].LockProvider)
 	}
@@ -48,6 +66,13 @@ func (s *Store) AppendMessages(ctx context.Context, in []Append) (out []Message,
 	// transaction: one Sync, one commit; an error rolls it all back.
 	br := s.db.SendBatch(ctx, batch)
 	out, errs = make([]Message, len(in)), make([]error, len(in))
+	if timed {
+		if _, err = br.Exec(); err != nil {
+			err = fmt.Errorf("append %d messages: set the statement timeout: %w", len(in), err)
+			_ = br.Close()
+			return nil, nil, err
+		}
+	}
 	for _, i := range order {
 		m := Message{SessionID: in[i].SessionID, Kind: in[i].Kind, Payload: in[i].Payload}
 		switch serr := br.QueryRow().Scan(&m.Line, &m.IsFavorite, &m.CreatedAt); {

@@ -6,6 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/svc-code/svc-code/services/chat/internal/store"
 )
@@ -126,5 +130,54 @@ func TestAppendMessagesLockProvider(t *testing.T) {
 	mustAppend(t, s, a.ID, store.KindAgent, `{"n":2}`)
 	if sess, err := s.Get(ctx, a.ID); err != nil || !sess.ProviderLocked {
 		t.Errorf("after a plain append to a locked session: provider_locked %v (%v), want true", sess.ProviderLocked, err)
+	}
+}
+
+// A batch that cannot finish before its deadline (its session's row held
+// by another transaction) is ended by the server before the caller gives
+// up: it fails with PostgreSQL's error (query_canceled), and once the row
+// is free nothing of it was stored (the caller, told it failed, could
+// otherwise find it committed after all).
+func TestAppendMessagesServerTimesOutFirst(t *testing.T) {
+	s, dbURL := mustStoreURL(t)
+	ctx := context.Background()
+	a := mustCreate(t, s, store.NewSession{})
+	locker, err := pgxpool.New(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer locker.Close()
+	tx, err := locker.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE`, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	actx, cancel := context.WithTimeout(ctx, 1500*time.Millisecond)
+	defer cancel()
+	_, _, err = s.AppendMessages(actx, []store.Append{{SessionID: a.ID, Kind: store.KindAgent, Payload: json.RawMessage(`{"n":1}`)}})
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "57014" {
+		t.Fatalf("append with its row held: %v; want PostgreSQL's query_canceled (57014) before the deadline", err)
+	}
+	if actx.Err() != nil {
+		t.Error("the caller's deadline passed before the server gave up")
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := s.Messages(ctx, a.ID, 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != 0 {
+		t.Errorf("%d messages stored by the batch that failed", len(msgs))
+	}
+	// The timeout was the batch's own: the connection serves the next
+	// append without it.
+	if m := mustAppend(t, s, a.ID, store.KindAgent, `{"n":2}`); m.Line != 1 {
+		t.Errorf("next append: line %d, want 1", m.Line)
 	}
 }

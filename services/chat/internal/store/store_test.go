@@ -22,8 +22,16 @@ import (
 // migrations applied.
 func mustStore(t *testing.T) *store.Store {
 	t.Helper()
+	s, _ := mustStoreURL(t)
+	return s
+}
+
+// mustStoreURL is mustStore, and the URL of its schema.
+func mustStoreURL(t *testing.T) (*store.Store, string) {
+	t.Helper()
 	ctx := context.Background()
-	db, err := pgxpool.New(ctx, pgmigratetest.MustSchema(t))
+	dbURL := pgmigratetest.MustSchema(t)
+	db, err := pgxpool.New(ctx, dbURL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +39,7 @@ func mustStore(t *testing.T) *store.Store {
 	if err := pgmigrate.Apply(ctx, db, "chat", os.DirFS("../app/migrations")); err != nil {
 		t.Fatalf("apply migrations: %v", err)
 	}
-	return store.New(db)
+	return store.New(db), dbURL
 }
 
 func mustCreate(t *testing.T, s *store.Store, n store.NewSession) store.Session {
