@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -16,9 +15,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/svc-code/svc-code/libs/pgmigrate"
-	"github.com/svc-code/svc-code/libs/pgmigrate/pgmigratetest"
 	"github.com/svc-code/svc-code/services/chat/internal/store"
+	"github.com/svc-code/svc-code/services/chat/internal/store/storetest"
 )
 
 func mustStore(t *testing.T) *store.Store {
@@ -27,21 +25,10 @@ func mustStore(t *testing.T) *store.Store {
 	return st
 }
 
-// mustStoreURL returns a Store on a schema of the test's own, with chat's
-// migrations applied, and the schema's URL.
+// mustStoreURL is mustStore, and the URL of its schema.
 func mustStoreURL(t *testing.T) (*store.Store, string) {
 	t.Helper()
-	ctx := context.Background()
-	dbURL := pgmigratetest.MustSchema(t)
-	db, err := pgxpool.New(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
-	if err := pgmigrate.Apply(ctx, db, "chat", os.DirFS("../app/migrations")); err != nil {
-		t.Fatalf("apply migrations: %v", err)
-	}
-	return store.New(db), dbURL
+	return storetest.New(t)
 }
 
 // mustSessions creates n sessions and returns their ids.

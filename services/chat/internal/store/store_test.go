@@ -5,17 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/svc-code/svc-code/libs/pgmigrate"
-	"github.com/svc-code/svc-code/libs/pgmigrate/pgmigratetest"
 	"github.com/svc-code/svc-code/services/chat/internal/store"
+	"github.com/svc-code/svc-code/services/chat/internal/store/storetest"
 )
 
 // mustStore returns a Store on a schema of the test's own, with chat's
@@ -29,17 +25,7 @@ func mustStore(t *testing.T) *store.Store {
 // mustStoreURL is mustStore, and the URL of its schema.
 func mustStoreURL(t *testing.T) (*store.Store, string) {
 	t.Helper()
-	ctx := context.Background()
-	dbURL := pgmigratetest.MustSchema(t)
-	db, err := pgxpool.New(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
-	if err := pgmigrate.Apply(ctx, db, "chat", os.DirFS("../app/migrations")); err != nil {
-		t.Fatalf("apply migrations: %v", err)
-	}
-	return store.New(db), dbURL
+	return storetest.New(t)
 }
 
 func mustCreate(t *testing.T, s *store.Store, n store.NewSession) store.Session {

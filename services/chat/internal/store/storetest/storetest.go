@@ -1,0 +1,45 @@
+// Package storetest gives tests a chat Store on a PostgreSQL schema of
+// their own, with chat's migrations applied.
+package storetest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/svc-code/svc-code/libs/pgmigrate"
+	"github.com/svc-code/svc-code/libs/pgmigrate/pgmigratetest"
+	"github.com/svc-code/svc-code/services/chat/internal/store"
+)
+
+// New returns a Store on a schema of the test's own (dropped when the test
+// ends), with chat's migrations applied, and the schema's URL for more
+// connections.
+func New(t testing.TB) (*store.Store, string) {
+	t.Helper()
+	ctx := context.Background()
+	dbURL := pgmigratetest.MustSchema(t)
+	db, err := pgxpool.New(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	if err := pgmigrate.Apply(ctx, db, "chat", os.DirFS(migrationsDir(t))); err != nil {
+		t.Fatalf("apply migrations: %v", err)
+	}
+	return store.New(db), dbURL
+}
+
+// migrationsDir is chat's migrations directory, found from this file's
+// place in the source tree.
+func migrationsDir(t testing.TB) string {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		t.Fatal("storetest: cannot tell where its source is")
+	}
+	return filepath.Join(filepath.Dir(file), "..", "..", "app", "migrations")
+}
