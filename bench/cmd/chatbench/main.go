@@ -263,8 +263,6 @@ func run(ctx context.Context, o options) (err error) {
 	}
 
 	// Load: every session's agent writes o.chunks assistant messages.
-	fmt.Println("settle ...")
-	time.Sleep(3 * time.Second) // ZZHACK
 	fmt.Println("load: starting the measured turns ...")
 	l, err := runLoad(ctx, o, socks, len(ids), delay, []int{os.Getpid(), inst[0].Pid(), inst[1].Pid()})
 	if err != nil {
