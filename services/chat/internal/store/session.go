@@ -138,13 +138,28 @@ func (s *Store) RecordTurn(ctx context.Context, id string, costUSD float64) (Ses
 
 // Delete removes the session and its log. Forks of it keep their copy of
 // the log and lose their parent_id.
+//
+// The rows it changes (the session's, and its forks' for their parent_id)
+// are locked first, in id order, as append batches lock the sessions they
+// append to (AppendMessages): deleting a parent would otherwise lock it,
+// then its forks, and deadlock with a batch holding a fork and waiting
+// for the parent.
 func (s *Store) Delete(ctx context.Context, id string) error {
-	tag, err := s.db.Exec(ctx, `DELETE FROM sessions WHERE id = $1`, id)
+	err := pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM sessions WHERE id = $1 OR parent_id = $1 ORDER BY id FOR UPDATE`, id); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `DELETE FROM sessions WHERE id = $1`, id)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return ErrNotFound
+		}
+		return nil
+	})
 	if err != nil {
 		return fmt.Errorf("delete session %s: %w", id, err)
-	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("delete session %s: %w", id, ErrNotFound)
 	}
 	return nil
 }

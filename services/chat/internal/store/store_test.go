@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/svc-code/svc-code/services/chat/internal/store"
 	"github.com/svc-code/svc-code/services/chat/internal/store/storetest"
 )
@@ -495,5 +497,76 @@ func TestClear(t *testing.T) {
 	}
 	if _, err := s.Clear(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("clear unknown: %v", err)
+	}
+}
+
+// Deleting a parent while a batch holds one of its forks and then wants
+// the parent (an append batch locks its sessions in id order) waits for
+// the batch instead of deadlocking with it: the delete locks the rows it
+// changes in the same order.
+func TestDeleteParentDoesNotDeadlockWithAppends(t *testing.T) {
+	s, dbURL := mustStoreURL(t)
+	ctx := context.Background()
+	// A fork whose id sorts before its parent's: the batch locks it first.
+	var parent, fork store.Session
+	for range 50 {
+		p := mustCreate(t, s, store.NewSession{})
+		f, err := s.Fork(ctx, p.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.ID < p.ID {
+			parent, fork = p, f
+			break
+		}
+	}
+	if parent.ID == "" {
+		t.Fatal("no fork with an id before its parent's in 50 tries")
+	}
+	other, err := pgxpool.New(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	batch, err := other.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = batch.Rollback(ctx) }()
+	touch := `UPDATE sessions SET next_line = next_line WHERE id = $1`
+	if _, err := batch.Exec(ctx, touch, fork.ID); err != nil {
+		t.Fatal(err)
+	}
+	deleted := make(chan error, 1)
+	go func() { deleted <- s.Delete(ctx, parent.ID) }()
+	// The delete waits for a row lock.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var waiting int
+		if err := other.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FROM sessions WHERE id = $1%'`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the delete never waited for the fork's row")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if _, err := batch.Exec(ctx, touch, parent.ID); err != nil {
+		t.Fatalf("the batch, taking the parent after the fork: %v (a deadlock with the delete)", err)
+	}
+	if err := batch.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-deleted; err != nil {
+		t.Fatalf("delete: %v", err)
+	}
+	if _, err := s.Get(ctx, parent.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the parent after the delete: %v, want not found", err)
+	}
+	if f, err := s.Get(ctx, fork.ID); err != nil || f.ParentID != "" {
+		t.Errorf("the fork after the delete: parent %q, %v; want none", f.ParentID, err)
 	}
 }
