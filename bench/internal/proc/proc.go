@@ -177,8 +177,9 @@ type Config struct {
 	StopTimeout time.Duration
 	// Group runs the child in a process group of its own, which only Stop
 	// ends (SIGKILL going to the whole group). Otherwise cancelling the
-	// context given to Start stops the child as Stop does, and on Linux
-	// the child gets SIGTERM if the benchmark dies without stopping it.
+	// context given to Start stops the child as Stop does. Either way, on
+	// Linux the child gets SIGTERM if the benchmark dies without stopping
+	// it.
 	Group bool
 	// LogLimit bounds Log, in bytes (beyond it output is dropped); 0 keeps
 	// everything.
