@@ -12,7 +12,6 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -20,7 +19,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/fasthttp/websocket"
@@ -246,7 +244,9 @@ func runFloor(ctx context.Context, o options, delay time.Duration) (load, error)
 	if err != nil {
 		return load{}, err
 	}
-	socks, err := openFloor(ctx, o, addr)
+	// Socket i joins session i%S, so that socket s (< S) drives session
+	// s, as in the chat run.
+	socks, err := dialAll(ctx, o.n, nil, func(i int) string { return fmt.Sprintf("ws://%s/chat?group=%d", addr, i%o.sessions) })
 	defer func() {
 		for _, s := range socks {
 			_ = s.conn.Close()
@@ -267,40 +267,4 @@ func runFloor(ctx context.Context, o options, delay time.Duration) (load, error)
 		settle()
 	}
 	return runLoad(ctx, o, socks, o.sessions, delay, []int{os.Getpid(), p.Pid()})
-}
-
-// openFloor opens o.n sockets: socket i joins session i%S, so that socket
-// s (< S) drives session s, as in the chat run.
-func openFloor(ctx context.Context, o options, addr string) ([]*sock, error) {
-	socks := make([]*sock, o.n)
-	errs := make([]error, o.n)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	dialer := websocket.Dialer{HandshakeTimeout: 30 * time.Second, ReadBufferSize: 4096, WriteBufferSize: 1024}
-	for range 64 {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= o.n {
-					return
-				}
-				socks[i], errs[i] = dialOne(ctx, &dialer, nil, fmt.Sprintf("ws://%s/chat?group=%d", addr, i%o.sessions))
-				if errs[i] != nil {
-					errs[i] = fmt.Errorf("socket %d: %w", i, errs[i])
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	var out []*sock
-	for _, s := range socks {
-		if s != nil {
-			out = append(out, s)
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return out, err
-	}
-	return out, nil
 }

@@ -468,21 +468,30 @@ func warmUp(ctx context.Context, socks []*sock, sessions int) error {
 // instance s%2 and every session has sockets on both instances. It returns
 // the sockets opened, in order, up to the first failure.
 func openAll(ctx context.Context, o options, inst [2]*chatproc.Instance, ids []string, secret string) ([]*sock, error) {
-	socks := make([]*sock, o.n)
-	errs := make([]error, o.n)
+	header := map[string][]string{protocol.HeaderInternal: {secret}}
+	return dialAll(ctx, o.n, header, func(i int) string {
+		return "ws://" + inst[(i/o.sessions+i%o.sessions)%2].Addr + "/chat?session=" + ids[i%o.sessions]
+	})
+}
+
+// dialAll opens n sockets, socket i on url(i), 64 at a time. It returns
+// the sockets opened, in order, up to the first failure (those opened past
+// it are closed).
+func dialAll(ctx context.Context, n int, header map[string][]string, url func(i int) string) ([]*sock, error) {
+	socks := make([]*sock, n)
+	errs := make([]error, n)
 	var next atomic.Int64
 	var failed atomic.Bool
 	var wg sync.WaitGroup
-	header := map[string][]string{protocol.HeaderInternal: {secret}}
 	dialer := websocket.Dialer{HandshakeTimeout: 30 * time.Second, ReadBufferSize: 4096, WriteBufferSize: 1024}
 	for range 64 {
 		wg.Go(func() {
 			for !failed.Load() {
 				i := int(next.Add(1) - 1)
-				if i >= o.n {
+				if i >= n {
 					return
 				}
-				s, err := dialOne(ctx, &dialer, header, "ws://"+inst[(i/o.sessions+i%o.sessions)%2].Addr+"/chat?session="+ids[i%o.sessions])
+				s, err := dialOne(ctx, &dialer, header, url(i))
 				if err != nil {
 					errs[i] = fmt.Errorf("socket %d: %w", i, err)
 					failed.Store(true)

@@ -77,31 +77,27 @@ func (s Sample) Since(earlier Sample) Usage {
 
 // machineTicks sums user, nice and system of the "cpu" line of /proc/stat.
 func machineTicks(path string) (int64, error) {
+	machine, _, _, err := machineAndSteal(path)
+	return machine, err
+}
+
+// machineAndSteal reads the "cpu" line of /proc/stat once: the machine's
+// ticks (user, nice and system), the steal field (the eighth; 0 where the
+// kernel does not report it) and the busy ticks (the machine's, plus irq
+// and softirq, fields 6 and 7).
+func machineAndSteal(path string) (machine, steal, busy int64, err error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return 0, err
+		return 0, 0, 0, err
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
 	f := strings.Fields(line)
 	if len(f) < 4 || f[0] != "cpu" {
-		return 0, fmt.Errorf("%s: unexpected first line %q", path, line)
+		return 0, 0, 0, fmt.Errorf("%s: unexpected first line %q", path, line)
 	}
-	return sumFields(path, f[1:4])
-}
-
-// machineAndSteal is machineTicks, the steal field (the eighth) of the
-// "cpu" line, 0 where the kernel does not report it, and the busy ticks:
-// user, nice, system, irq and softirq (fields 1-3, 6 and 7).
-func machineAndSteal(path string) (machine, steal, busy int64, err error) {
-	if machine, err = machineTicks(path); err != nil {
+	if machine, err = sumFields(path, f[1:4]); err != nil {
 		return 0, 0, 0, err
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, 0, 0, err
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	f := strings.Fields(line)
 	if len(f) > 8 {
 		steal, _ = strconv.ParseInt(f[8], 10, 64)
 	}

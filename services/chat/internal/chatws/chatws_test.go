@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -263,12 +264,11 @@ func TestWritersGatherWaitingFrames(t *testing.T) {
 	c.Send(room.Frame{Data: []byte("three")})
 	pool.mu.Lock()
 	waiting := len(pool.ready) - pool.head
-	pool.running = 0
 	pool.mu.Unlock()
 	if waiting != 1 {
 		t.Fatalf("%d queue entries for one connection, want 1", waiting)
 	}
-	go pool.run()
+	go pool.run() // the writer the slot was held for
 	r := bufio.NewReader(client)
 	deadline := time.Now().Add(10 * time.Second)
 	want := []wsFrame{{0xA, []byte("p")}, {1, []byte("one")}, {1, []byte("two")}, {1, []byte("three")}}
@@ -276,6 +276,19 @@ func TestWritersGatherWaitingFrames(t *testing.T) {
 		if f := readFrame(t, r, client, deadline); f.opcode != w.opcode || !bytes.Equal(f.payload, w.payload) {
 			t.Fatalf("frame %d: opcode %d %q, want %d %q", i, f.opcode, f.payload, w.opcode, w.payload)
 		}
+	}
+	// With nothing left the writer ends and gives its slot back.
+	for {
+		pool.mu.Lock()
+		running := pool.running
+		pool.mu.Unlock()
+		if running == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d writers still counted after the queue emptied", running)
+		}
+		runtime.Gosched()
 	}
 }
 

@@ -407,6 +407,10 @@ func (c *conn) stop(err error) {
 	c.fail()
 }
 
+// closeTimeout bounds the write of a close frame the socket could not
+// take at once.
+const closeTimeout = time.Second
+
 // finish sends the close frame (when code is not 0) and tears c down;
 // a close frame the socket cannot take at once gets a second, by a
 // goroutine of its own.
@@ -427,9 +431,7 @@ func (c *conn) finish(buf []byte, code int) []byte {
 	}
 	rest := append([]byte(nil), buf[n:]...)
 	go func() {
-		if c.nc.SetWriteDeadline(time.Now().Add(time.Second)) == nil {
-			_, _ = c.nc.Write(rest)
-		}
+		_, _ = deadlineWriter{c.nc, closeTimeout}.Write(rest) // the connection goes either way
 		c.teardown()
 	}()
 	return buf
