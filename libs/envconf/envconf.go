@@ -68,6 +68,22 @@ func (r *Reader) Int(key string, def int) int {
 	return n
 }
 
+// Bool returns the variable as a boolean (1, t, true, on, yes; 0, f,
+// false, off, no; any case), or def when unset.
+func (r *Reader) Bool(key string, def bool) bool {
+	v := strings.ToLower(strings.TrimSpace(r.getenv(key)))
+	switch v {
+	case "":
+		return def
+	case "1", "t", "true", "on", "yes":
+		return true
+	case "0", "f", "false", "off", "no":
+		return false
+	}
+	r.errs = append(r.errs, fmt.Errorf("%s=%q: not a boolean such as on or off", key, v))
+	return def
+}
+
 // Duration returns the variable as a Go duration ("5s", "1m"), or def.
 func (r *Reader) Duration(key string, def time.Duration) time.Duration {
 	v := strings.TrimSpace(r.getenv(key))

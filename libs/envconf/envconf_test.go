@@ -16,6 +16,7 @@ func TestReader(t *testing.T) {
 	m := map[string]string{
 		"A": " x ", "N": "12", "BADN": "twelve", "D": "2s", "BADD": "soon",
 		"PW_FILE": secretFile, "BOTH": "x", "BOTH_FILE": secretFile,
+		"ON": " On ", "OFF": "0", "BADB": "maybe",
 	}
 	r := New(func(k string) string { return m[k] })
 	if got := r.String("A", "d"); got != "x" {
@@ -30,6 +31,9 @@ func TestReader(t *testing.T) {
 	if got := r.Duration("D", 0); got != 2*time.Second {
 		t.Errorf("Duration = %v", got)
 	}
+	if !r.Bool("ON", false) || r.Bool("OFF", true) || !r.Bool("MISSING", true) {
+		t.Errorf("Bool: ON %v, OFF %v, MISSING (default true) %v", r.Bool("ON", false), r.Bool("OFF", true), r.Bool("MISSING", true))
+	}
 	if got := r.Secret("PW"); got != "s3cret" {
 		t.Errorf("Secret from file = %q", got)
 	}
@@ -38,12 +42,15 @@ func TestReader(t *testing.T) {
 	}
 	r.Int("BADN", 1)
 	r.Duration("BADD", 0)
+	if !r.Bool("BADB", true) {
+		t.Error("Bool of a bad value: want the default")
+	}
 	r.Secret("BOTH")
 	err := r.Err()
 	if err == nil {
 		t.Fatal("want errors for bad values")
 	}
-	for _, want := range []string{"BADN", "BADD", "BOTH"} {
+	for _, want := range []string{"BADN", "BADD", "BADB", "BOTH"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not name %s", err, want)
 		}

@@ -34,6 +34,10 @@ const (
 	// output during a turn, the sockets get compact_progress (heartbeat:
 	// true), then again every interval.
 	EnvHeartbeat = "CHAT_HEARTBEAT"
+	// EnvSyncAgentLog, when on, makes the log's agent messages wait for
+	// their commit to reach the disk before their frames leave, as users'
+	// prompts always do (off by default: see store.AppendMessages).
+	EnvSyncAgentLog = "CHAT_SYNC_AGENT_LOG"
 )
 
 // Config is chat's configuration.
@@ -51,6 +55,8 @@ type Config struct {
 	OwnerTTL time.Duration
 	// Heartbeat is CHAT_HEARTBEAT (default room.DefaultHeartbeat).
 	Heartbeat time.Duration
+	// SyncAgentLog is CHAT_SYNC_AGENT_LOG.
+	SyncAgentLog bool
 	// Files is where the task, catalog and upload routes read and write.
 	Files FilesConfig
 
@@ -69,12 +75,13 @@ type Config struct {
 func LoadConfig(getenv func(string) string) (Config, error) {
 	r := envconf.New(getenv)
 	cfg := Config{
-		Common:      svcenv.LoadCommon(r),
-		Addr:        r.String(EnvAddr, DefaultAddr),
-		DatabaseURL: svcenv.LoadPostgresURL(r, svcenv.EnvDatabaseURL),
-		OwnerTTL:    r.Duration(EnvOwnerTTL, DefaultOwnerTTL),
-		Heartbeat:   r.Duration(EnvHeartbeat, room.DefaultHeartbeat),
-		Files:       loadFiles(r),
+		Common:       svcenv.LoadCommon(r),
+		Addr:         r.String(EnvAddr, DefaultAddr),
+		DatabaseURL:  svcenv.LoadPostgresURL(r, svcenv.EnvDatabaseURL),
+		OwnerTTL:     r.Duration(EnvOwnerTTL, DefaultOwnerTTL),
+		Heartbeat:    r.Duration(EnvHeartbeat, room.DefaultHeartbeat),
+		SyncAgentLog: r.Bool(EnvSyncAgentLog, false),
+		Files:        loadFiles(r),
 	}
 	if cfg.Heartbeat < 50*time.Millisecond {
 		r.Fail("%s=%s: want at least 50ms", EnvHeartbeat, cfg.Heartbeat)

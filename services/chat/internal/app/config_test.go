@@ -23,6 +23,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		{"DataHome", cfg.DataHome, home},
 		{"OwnerTTL", cfg.OwnerTTL, DefaultOwnerTTL},
 		{"Heartbeat", cfg.Heartbeat, 10 * time.Second},
+		{"SyncAgentLog", cfg.SyncAgentLog, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -54,5 +55,17 @@ func TestLoadConfigHeartbeat(t *testing.T) {
 	env[EnvHeartbeat] = "1ms"
 	if _, err := LoadConfig(func(k string) string { return env[k] }); err == nil {
 		t.Errorf("CHAT_HEARTBEAT=1ms: no error")
+	}
+}
+
+func TestLoadConfigSyncAgentLog(t *testing.T) {
+	env := map[string]string{"SVC_CODE_HOME": t.TempDir(), EnvSyncAgentLog: "on"}
+	cfg, err := LoadConfig(func(k string) string { return env[k] })
+	if err != nil || !cfg.SyncAgentLog {
+		t.Errorf("CHAT_SYNC_AGENT_LOG=on: %v, %v", cfg.SyncAgentLog, err)
+	}
+	env[EnvSyncAgentLog] = "sometimes"
+	if _, err := LoadConfig(func(k string) string { return env[k] }); err == nil {
+		t.Errorf("CHAT_SYNC_AGENT_LOG=sometimes: no error")
 	}
 }

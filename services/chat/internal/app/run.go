@@ -64,7 +64,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		},
 		Log: log,
 	})
-	st := store.New(db)
+	st := store.New(db, store.SyncAgentMessages(cfg.SyncAgentLog))
 	rooms := room.NewManager(room.Config{
 		Store: st, LookPath: cfg.lookPath, Env: cfg.agentEnv, Log: log,
 		NewProvider: cfg.newProvider, Redis: rdb, TurnStream: redisx.Keys{Prefix: cfg.RedisPrefix}.Key("turns"),

@@ -147,14 +147,19 @@ func (a *appender) drain() {
 // takeLocked takes the next batch from the queue: up to maxAppendBatch
 // messages, in queue order, of sessions not being stored (a session left
 // waiting keeps its later messages waiting too), and marks their sessions
-// busy. a.mu must be held.
+// busy. A batch holds either agent messages only, which the store commits
+// without waiting for the disk, or only messages that wait for it (see
+// store.AppendMessages): the kind of the first one it takes. So a user's
+// prompt does not hold up the agent messages of the other sessions while
+// its commit is flushed. a.mu must be held.
 func (a *appender) takeLocked() []*appendReq {
 	var batch []*appendReq
 	rest := a.q[:0]
 	var held map[string]bool // sessions whose messages wait this time
 	for _, r := range a.q {
 		id := r.item.SessionID
-		if len(batch) == maxAppendBatch || a.busy[id] || held[id] {
+		if len(batch) == maxAppendBatch || a.busy[id] || held[id] ||
+			(len(batch) > 0 && batch[0].item.Lazy() != r.item.Lazy()) {
 			if held == nil {
 				held = map[string]bool{}
 			}

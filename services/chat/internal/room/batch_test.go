@@ -413,3 +413,53 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestAppenderTakesOneKindPerBatch: a batch holds agent messages only
+// (committed without waiting for the disk) or none, the kind of the first
+// message it takes; a message of the other kind waits for a later batch,
+// and so do its session's later messages, so each session's messages keep
+// their order.
+func TestAppenderTakesOneKindPerBatch(t *testing.T) {
+	a := newAppender(nil, &sync.WaitGroup{})
+	req := func(session, kind string) *appendReq {
+		return &appendReq{item: store.Append{SessionID: session, Kind: kind, Payload: json.RawMessage(`{}`)}}
+	}
+	prompt := func(s string) *appendReq { return req(s, store.KindUserPrompt) }
+	agent := func(s string) *appendReq { return req(s, store.KindAgent) }
+	p1, a1, a2, a3, p4, a4 := prompt("s1"), agent("s1"), agent("s2"), agent("s3"), prompt("s4"), agent("s4")
+	lock := agent("s5")
+	lock.item.LockProvider = true
+	a.q = []*appendReq{p1, a2, a1, a3, lock, p4, a4}
+	take := func(want ...*appendReq) {
+		t.Helper()
+		a.mu.Lock()
+		got := a.takeLocked()
+		a.mu.Unlock()
+		if len(got) != len(want) {
+			t.Fatalf("took %d messages, want %d", len(got), len(want))
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("message %d of the batch: session %s %s, want session %s %s", i,
+					got[i].item.SessionID, got[i].item.Kind, want[i].item.SessionID, want[i].item.Kind)
+			}
+		}
+	}
+	done := func(batch ...*appendReq) {
+		for _, r := range batch {
+			delete(a.busy, r.item.SessionID)
+		}
+	}
+	// The prompts and the provider lock wait for the disk: one batch. s1's
+	// agent message waits behind its prompt, s4's behind its own.
+	take(p1, lock, p4)
+	// Meanwhile the agent messages of the sessions not being stored.
+	take(a2, a3)
+	take()
+	done(p1, lock, p4)
+	take(a1, a4)
+	done(a2, a3, a1, a4)
+	if len(a.q) != 0 || len(a.busy) != 0 {
+		t.Errorf("%d queued, busy %v; want none", len(a.q), a.busy)
+	}
+}

@@ -38,6 +38,18 @@ type Append struct {
 // The statements run in session-id order, so that two concurrent batches
 // take the sessions' row locks in the same order and cannot deadlock.
 //
+// A batch of agent messages alone is committed with synchronous_commit
+// off (unless the Store was made with SyncAgentMessages): PostgreSQL
+// makes the commit visible at once, to every instance and reader, and
+// writes it to disk within wal_writer_delay (200 ms by default) instead
+// of before it answers. The frames leave once the lines are committed, so
+// a disk whose flushes stall (hundreds of milliseconds on some virtual
+// machines) does not stall the stream; what it costs is that a crash of
+// PostgreSQL itself, or of its machine, can lose the agent messages of
+// that last fraction of a second. A crash of chat loses nothing. A batch
+// with anything else (a user's prompt, whose user_message_stored tells
+// its sender it is stored; a notice; a provider lock) waits for the disk.
+//
 // When ctx has a deadline, each statement gets a server-side timeout that
 // ends serverTimeoutMargin before it: a batch that cannot finish in time
 // (a row held elsewhere, a stalled server) is rolled back by PostgreSQL
@@ -59,6 +71,10 @@ func (s *Store) AppendMessages(ctx context.Context, in []Append) (out []Message,
 		left := max(time.Until(deadline)-serverTimeoutMargin, time.Millisecond)
 		batch.Queue(`SELECT set_config('statement_timeout', $1, true)`, strconv.FormatInt(left.Milliseconds()+1, 10)+"ms")
 	}
+	async := !s.syncAgent && allLazy(in)
+	if async {
+		batch.Queue(`SELECT set_config('synchronous_commit', 'off', true)`)
+	}
 	for _, i := range order {
 		batch.Queue(appendSQL, in[i].SessionID, in[i].Kind, string(in[i].Payload), in[i].LockProvider)
 	}
@@ -66,9 +82,16 @@ func (s *Store) AppendMessages(ctx context.Context, in []Append) (out []Message,
 	// transaction: one Sync, one commit; an error rolls it all back.
 	br := s.db.SendBatch(ctx, batch)
 	out, errs = make([]Message, len(in)), make([]error, len(in))
+	settings := 0
 	if timed {
+		settings++
+	}
+	if async {
+		settings++
+	}
+	for range settings {
 		if _, err = br.Exec(); err != nil {
-			err = fmt.Errorf("append %d messages: set the statement timeout: %w", len(in), err)
+			err = fmt.Errorf("append %d messages: set the transaction's settings: %w", len(in), err)
 			_ = br.Close()
 			return nil, nil, err
 		}
@@ -94,4 +117,19 @@ func (s *Store) AppendMessages(ctx context.Context, in []Append) (out []Message,
 		return nil, nil, err
 	}
 	return out, errs, nil
+}
+
+// Lazy reports whether a may be committed without waiting for the disk:
+// an agent message that does not lock the provider (see AppendMessages,
+// which does so for a batch of such messages only).
+func (a Append) Lazy() bool { return a.Kind == KindAgent && !a.LockProvider }
+
+// allLazy reports whether every message of in is Lazy.
+func allLazy(in []Append) bool {
+	for _, a := range in {
+		if !a.Lazy() {
+			return false
+		}
+	}
+	return true
 }

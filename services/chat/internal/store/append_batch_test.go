@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/svc-code/svc-code/services/chat/internal/store"
+	"github.com/svc-code/svc-code/services/chat/internal/store/storetest"
 )
 
 // A batch of two sessions' messages, interleaved, gets each session's next
@@ -179,5 +180,106 @@ func TestAppendMessagesServerTimesOutFirst(t *testing.T) {
 	// append without it.
 	if m := mustAppend(t, s, a.ID, store.KindAgent, `{"n":2}`); m.Line != 1 {
 		t.Errorf("next append: line %d, want 1", m.Line)
+	}
+}
+
+// A batch of agent messages alone is committed with synchronous_commit
+// off; one with a user's prompt or a provider lock in it, or any batch of
+// a Store made with SyncAgentMessages, waits for the disk; the setting
+// ends with its transaction (the next one on the same connection is
+// synchronous again).
+func TestAppendMessagesCommitMode(t *testing.T) {
+	_, dbURL := storetest.New(t)
+	ctx := context.Background()
+	open := func(opts ...store.Option) *store.Store {
+		cfg, err := pgxpool.ParseConfig(dbURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.MaxConns = 1 // every call on the same connection
+		db, err := pgxpool.NewWithConfig(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(db.Close)
+		return store.New(db, opts...)
+	}
+	s, strict := open(), open(store.SyncAgentMessages(true))
+	// A trigger notes each inserted message's commit mode.
+	db, err := pgxpool.New(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	if _, err := db.Exec(ctx, `CREATE TABLE commit_modes (n serial, payload text, mode text);
+		CREATE FUNCTION note_commit_mode() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN
+			INSERT INTO commit_modes (payload, mode) VALUES (NEW.payload::text, current_setting('synchronous_commit'));
+			RETURN NULL;
+		END $$;
+		CREATE TRIGGER note_commit_mode AFTER INSERT ON session_messages
+			FOR EACH ROW EXECUTE FUNCTION note_commit_mode();`); err != nil {
+		t.Fatal(err)
+	}
+	a := mustCreate(t, s, store.NewSession{})
+	b := mustCreate(t, s, store.NewSession{})
+	agent := func(id string, n int) store.Append {
+		return store.Append{SessionID: id, Kind: store.KindAgent, Payload: json.RawMessage(fmt.Sprintf(`{"n": %d}`, n))}
+	}
+	batches := []struct {
+		s    *store.Store
+		in   []store.Append
+		want string
+	}{
+		{s, []store.Append{agent(a.ID, 1), agent(b.ID, 2)}, "off"},
+		{s, []store.Append{agent(a.ID, 3), {SessionID: b.ID, Kind: store.KindUserPrompt, Payload: json.RawMessage(`{"n": 4}`)}}, "on"},
+		{s, []store.Append{{SessionID: a.ID, Kind: store.KindAgent, Payload: json.RawMessage(`{"n": 5}`), LockProvider: true}}, "on"},
+		{s, []store.Append{agent(a.ID, 6)}, "off"},
+		{strict, []store.Append{agent(a.ID, 7), agent(b.ID, 8)}, "on"},
+	}
+	want := map[string]string{}
+	for i, bt := range batches {
+		// Without a deadline too: the setting must not depend on the
+		// statement timeout's statement.
+		bctx, cancel := ctx, context.CancelFunc(func() {})
+		if i%2 == 0 {
+			bctx, cancel = context.WithTimeout(ctx, 10*time.Second)
+		}
+		_, errs, err := bt.s.AppendMessages(bctx, bt.in)
+		cancel()
+		if err != nil || errors.Join(errs...) != nil {
+			t.Fatalf("batch %d: %v %v", i, err, errs)
+		}
+		for _, m := range bt.in {
+			want[string(m.Payload)] = bt.want
+		}
+	}
+	// A lone append on the connection that just ran an asynchronous
+	// batch is synchronous.
+	mustAppend(t, s, b.ID, store.KindAgent, `{"n": 9}`)
+	want[`{"n": 9}`] = "on"
+
+	rows, err := db.Query(ctx, `SELECT payload, mode FROM commit_modes ORDER BY n`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for rows.Next() {
+		var p, m string
+		if err := rows.Scan(&p, &m); err != nil {
+			t.Fatal(err)
+		}
+		got[p] = m
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d messages noted, want %d: %v", len(got), len(want), got)
+	}
+	for p, w := range want {
+		if got[p] != w {
+			t.Errorf("message %s committed with synchronous_commit %q, want %q", p, got[p], w)
+		}
 	}
 }

@@ -32,11 +32,25 @@ var (
 // Store reads and writes chat's tables through a pgx pool.
 type Store struct {
 	db *pgxpool.Pool
+	// syncAgent: agent messages are committed synchronously too (see
+	// AppendMessages).
+	syncAgent bool
 }
 
+// Option configures a Store.
+type Option func(*Store)
+
+// SyncAgentMessages makes every append batch wait for its commit to be
+// on disk, agent messages included (see AppendMessages).
+func SyncAgentMessages(on bool) Option { return func(s *Store) { s.syncAgent = on } }
+
 // New returns a Store on db, whose search_path leads to chat's tables.
-func New(db *pgxpool.Pool) *Store {
-	return &Store{db: db}
+func New(db *pgxpool.Pool, opts ...Option) *Store {
+	s := &Store{db: db}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // NewID returns a new session id: 26 characters of base32 (128 random
