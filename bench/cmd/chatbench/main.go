@@ -57,6 +57,7 @@ type options struct {
 	write               bool
 	warmup, stagger     bool
 	floor               bool
+	syncAgentLog        bool   // chat's CHAT_SYNC_AGENT_LOG
 	floorServe          string // internal: run the floor server with these settings
 }
 
@@ -71,6 +72,7 @@ func main() {
 	flag.BoolVar(&o.warmup, "warmup", true, "start the agent processes with a short unmeasured turn first")
 	flag.BoolVar(&o.stagger, "stagger", true, "spread the sessions' turn starts over one message interval (else all agents write in the same instant)")
 	flag.BoolVar(&o.floor, "floor", true, "also run the same load from a bare fan-out server (no storage, relay or agents) for comparison")
+	flag.BoolVar(&o.syncAgentLog, "sync-agent-log", false, "run chat with CHAT_SYNC_AGENT_LOG=on: agent messages wait for their commit to reach the disk")
 	flag.StringVar(&o.floorServe, "floor-serve", "", "internal: serve as the floor server (delay,sessions)")
 	flag.Parse()
 	if o.floorServe != "" {
@@ -164,6 +166,7 @@ func run(ctx context.Context, o options) (err error) {
 	env := []string{
 		"FAKECLAUDE_DELAY=" + delay.String(),
 		"FAKECLAUDE_CHUNKS=" + fmt.Sprint(o.chunks),
+		"CHAT_SYNC_AGENT_LOG=" + fmt.Sprint(o.syncAgentLog),
 	}
 	var inst [2]*chatproc.Instance
 	for i := range inst {
