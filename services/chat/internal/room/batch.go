@@ -62,6 +62,8 @@ type appender struct {
 	// with messages in a batch being stored.
 	running int
 	busy    map[string]bool
+	// durable: a batch that waits for the disk is being stored.
+	durable bool
 }
 
 // maxAppendsInFlight bounds the batches stored at once.
@@ -140,6 +142,9 @@ func (a *appender) drain() {
 		for _, r := range batch {
 			delete(a.busy, r.item.SessionID)
 		}
+		if !batch[0].item.Lazy() {
+			a.durable = false
+		}
 		a.mu.Unlock()
 	}
 }
@@ -149,9 +154,11 @@ func (a *appender) drain() {
 // waiting keeps its later messages waiting too), and marks their sessions
 // busy. A batch holds either agent messages only, which the store commits
 // without waiting for the disk, or only messages that wait for it (see
-// store.AppendMessages): the kind of the first one it takes. So a user's
-// prompt does not hold up the agent messages of the other sessions while
-// its commit is flushed. a.mu must be held.
+// store.AppendMessages): the kind of the first one it takes. One batch
+// that waits for the disk is stored at a time (those waiting meanwhile
+// share the next flush), so the other goroutine is always free for agent
+// messages: a user's prompt whose flush stalls does not hold up the other
+// sessions' streams. a.mu must be held.
 func (a *appender) takeLocked() []*appendReq {
 	var batch []*appendReq
 	rest := a.q[:0]
@@ -159,7 +166,8 @@ func (a *appender) takeLocked() []*appendReq {
 	for _, r := range a.q {
 		id := r.item.SessionID
 		if len(batch) == maxAppendBatch || a.busy[id] || held[id] ||
-			(len(batch) > 0 && batch[0].item.Lazy() != r.item.Lazy()) {
+			(len(batch) > 0 && batch[0].item.Lazy() != r.item.Lazy()) ||
+			(len(batch) == 0 && a.durable && !r.item.Lazy()) {
 			if held == nil {
 				held = map[string]bool{}
 			}
@@ -173,6 +181,9 @@ func (a *appender) takeLocked() []*appendReq {
 	a.q = rest
 	for _, r := range batch {
 		a.busy[r.item.SessionID] = true
+	}
+	if len(batch) > 0 && !batch[0].item.Lazy() {
+		a.durable = true
 	}
 	return batch
 }

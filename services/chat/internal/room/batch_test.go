@@ -418,7 +418,7 @@ func waitFor(t *testing.T, cond func() bool) {
 // (committed without waiting for the disk) or none, the kind of the first
 // message it takes; a message of the other kind waits for a later batch,
 // and so do its session's later messages, so each session's messages keep
-// their order.
+// their order. One batch that waits for the disk is stored at a time.
 func TestAppenderTakesOneKindPerBatch(t *testing.T) {
 	a := newAppender(nil, &sync.WaitGroup{})
 	req := func(session, kind string) *appendReq {
@@ -445,9 +445,12 @@ func TestAppenderTakesOneKindPerBatch(t *testing.T) {
 			}
 		}
 	}
-	done := func(batch ...*appendReq) {
+	done := func(batch ...*appendReq) { // as drain does after storing it
 		for _, r := range batch {
 			delete(a.busy, r.item.SessionID)
+		}
+		if !batch[0].item.Lazy() {
+			a.durable = false
 		}
 	}
 	// The prompts and the provider lock wait for the disk: one batch. s1's
@@ -456,9 +459,18 @@ func TestAppenderTakesOneKindPerBatch(t *testing.T) {
 	// Meanwhile the agent messages of the sessions not being stored.
 	take(a2, a3)
 	take()
+	// A prompt that comes now waits for the flush in progress; an agent
+	// message does not.
+	p6, a7 := prompt("s6"), agent("s7")
+	a.q = append(a.q, p6, a7)
+	take(a7)
 	done(p1, lock, p4)
 	take(a1, a4)
-	done(a2, a3, a1, a4)
+	take(p6)
+	done(a2, a3)
+	done(a7)
+	done(a1, a4)
+	done(p6)
 	if len(a.q) != 0 || len(a.busy) != 0 {
 		t.Errorf("%d queued, busy %v; want none", len(a.q), a.busy)
 	}
