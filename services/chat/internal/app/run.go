@@ -3,8 +3,11 @@ package app
 import (
 	"context"
 	"embed"
+	"fmt"
 	"io/fs"
 	"log/slog"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/svc-code/svc-code/libs/pgmigrate"
 	"github.com/svc-code/svc-code/libs/redisx"
@@ -64,7 +67,15 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		},
 		Log: log,
 	})
-	st := store.New(db, store.SyncAgentMessages(cfg.SyncAgentLog))
+	// The log's appends have connections of their own (store.AppendPool).
+	acfg := db.Config()
+	acfg.MinConns, acfg.MaxConns = 0, room.AppendConns
+	appendDB, err := pgxpool.NewWithConfig(ctx, acfg)
+	if err != nil {
+		return fmt.Errorf("open the log's postgres pool: %w", err)
+	}
+	defer appendDB.Close()
+	st := store.New(db, store.AppendPool(appendDB), store.SyncAgentMessages(cfg.SyncAgentLog))
 	rooms := room.NewManager(room.Config{
 		Store: st, LookPath: cfg.lookPath, Env: cfg.agentEnv, Log: log,
 		NewProvider: cfg.newProvider, Redis: rdb, TurnStream: redisx.Keys{Prefix: cfg.RedisPrefix}.Key("turns"),

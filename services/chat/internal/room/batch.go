@@ -69,6 +69,10 @@ type appender struct {
 // maxAppendsInFlight bounds the batches stored at once.
 const maxAppendsInFlight = 2
 
+// AppendConns is how many connections the appender uses at most: the size
+// of the store's append pool (store.AppendPool).
+const AppendConns = maxAppendsInFlight
+
 func newAppender(st *store.Store, bg *sync.WaitGroup) *appender {
 	return &appender{st: st, bg: bg, busy: map[string]bool{}}
 }

@@ -80,7 +80,7 @@ func (s *Store) AppendMessages(ctx context.Context, in []Append) (out []Message,
 	}
 	// A batch without transaction statements runs as one implicit
 	// transaction: one Sync, one commit; an error rolls it all back.
-	br := s.db.SendBatch(ctx, batch)
+	br := s.appends.SendBatch(ctx, batch)
 	out, errs = make([]Message, len(in)), make([]error, len(in))
 	settings := 0
 	if timed {

@@ -283,3 +283,52 @@ func TestAppendMessagesCommitMode(t *testing.T) {
 		}
 	}
 }
+
+// With an append pool, appends do not wait for a connection of the main
+// pool: every connection of it held (by turn records, lists, replays),
+// an append still goes through at once, on its own pool.
+func TestAppendPoolIsTheAppendsOwn(t *testing.T) {
+	_, dbURL := storetest.New(t)
+	ctx := context.Background()
+	pool := func(n int32) *pgxpool.Pool {
+		cfg, err := pgxpool.ParseConfig(dbURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.MaxConns = n
+		db, err := pgxpool.NewWithConfig(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(db.Close)
+		return db
+	}
+	main, appends := pool(1), pool(1)
+	s := store.New(main, store.AppendPool(appends))
+	shared := store.New(main)
+	a := mustCreate(t, s, store.NewSession{})
+	held, err := main.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Release()
+
+	in := []store.Append{{SessionID: a.ID, Kind: store.KindAgent, Payload: json.RawMessage(`{"n":1}`)}}
+	actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	msgs, errs, err := s.AppendMessages(actx, in)
+	if err != nil || errs[0] != nil || msgs[0].Line != 1 {
+		t.Fatalf("append with the main pool held: %+v, %v, %v", msgs, errs, err)
+	}
+	m, err := s.AppendMessage(actx, a.ID, store.KindAgent, json.RawMessage(`{"n":2}`))
+	if err != nil || m.Line != 2 {
+		t.Fatalf("lone append with the main pool held: %+v, %v", m, err)
+	}
+	// Without one, the append waits for the main pool (here until its
+	// deadline): what the append pool is for.
+	sctx, scancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer scancel()
+	if _, _, err := shared.AppendMessages(sctx, in); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("append on the held main pool: %v, want the deadline", err)
+	}
+}

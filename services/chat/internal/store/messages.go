@@ -38,7 +38,7 @@ func (m Message) SID() string { return m.SessionID + ":" + strconv.FormatInt(m.L
 // too (IsFavorite), so re-sending a favorite keeps it one.
 func (s *Store) AppendMessage(ctx context.Context, id, kind string, payload json.RawMessage) (Message, error) {
 	m := Message{SessionID: id, Kind: kind, Payload: payload}
-	err := s.db.QueryRow(ctx, appendSQL, id, kind, string(payload), false).Scan(&m.Line, &m.IsFavorite, &m.CreatedAt)
+	err := s.appends.QueryRow(ctx, appendSQL, id, kind, string(payload), false).Scan(&m.Line, &m.IsFavorite, &m.CreatedAt)
 	if err != nil {
 		return Message{}, notFound(err, "append message to session", id)
 	}

@@ -32,6 +32,8 @@ var (
 // Store reads and writes chat's tables through a pgx pool.
 type Store struct {
 	db *pgxpool.Pool
+	// appends is the pool the log's appends use (db unless AppendPool).
+	appends *pgxpool.Pool
 	// syncAgent: agent messages are committed synchronously too (see
 	// AppendMessages).
 	syncAgent bool
@@ -44,9 +46,15 @@ type Option func(*Store)
 // on disk, agent messages included (see AppendMessages).
 func SyncAgentMessages(on bool) Option { return func(s *Store) { s.syncAgent = on } }
 
+// AppendPool gives the log's appends (AppendMessages, AppendMessage) a
+// pool of their own, on the same database: every agent frame waits for
+// its append, so it must not queue for a connection behind other work
+// (turn records, lists, the replays of a thousand reconnecting sockets).
+func AppendPool(p *pgxpool.Pool) Option { return func(s *Store) { s.appends = p } }
+
 // New returns a Store on db, whose search_path leads to chat's tables.
 func New(db *pgxpool.Pool, opts ...Option) *Store {
-	s := &Store{db: db}
+	s := &Store{db: db, appends: db}
 	for _, o := range opts {
 		o(s)
 	}
