@@ -71,8 +71,8 @@ func (r *Reader) Int(key string, def int) int {
 // Bool returns the variable as a boolean (1, t, true, on, yes; 0, f,
 // false, off, no; any case), or def when unset.
 func (r *Reader) Bool(key string, def bool) bool {
-	v := strings.ToLower(strings.TrimSpace(r.getenv(key)))
-	switch v {
+	raw := r.getenv(key)
+	switch v := strings.ToLower(strings.TrimSpace(raw)); v {
 	case "":
 		return def
 	case "1", "t", "true", "on", "yes":
@@ -80,7 +80,7 @@ func (r *Reader) Bool(key string, def bool) bool {
 	case "0", "f", "false", "off", "no":
 		return false
 	}
-	r.errs = append(r.errs, fmt.Errorf("%s=%q: not a boolean such as on or off", key, v))
+	r.errs = append(r.errs, fmt.Errorf("%s=%q: not a boolean such as on or off", key, raw))
 	return def
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/svc-code/svc-code/libs/protocol"
 	"github.com/svc-code/svc-code/services/chat/internal/agent/claude/claudetest"
+	"github.com/svc-code/svc-code/services/chat/internal/store"
 )
 
 var (
@@ -484,5 +485,48 @@ func TestChatDeleteEndsProcess(t *testing.T) {
 	f := w.until("session_ended", isType("session_ended"))
 	if f[len(f)-1].str("reason") == "" {
 		t.Errorf("session_ended without a reason: %v", f[len(f)-1])
+	}
+}
+
+// TestReconnectPastLostLines: PostgreSQL and chat crashed together and
+// the log lost its last lines, which a tab had seen. The tab reconnects
+// with after_line past the log's end: the next messages get lines after
+// it (clients de-duplicate by line), so the tab sees them. An after_line
+// far past the end (not a lost tail) moves nothing.
+func TestReconnectPastLostLines(t *testing.T) {
+	c := startFakeChat(t)
+	w, conn := c.connect()
+	id := conn.str("session_id")
+	w.send(map[string]any{"type": "user_message", "content": "hello"})
+	seen := w.until("result", isResult)
+	last := seen[len(seen)-1].line()
+	if last < 3 {
+		t.Fatalf("the turn's last line is %d, want at least 3", last)
+	}
+	_ = w.ws.Close()
+	c.stop()
+	ctx := context.Background()
+	for _, q := range []string{
+		`DELETE FROM session_messages WHERE session_id = $1 AND line > 1`,
+		`UPDATE sessions SET next_line = 1 WHERE id = $1`,
+	} {
+		if _, err := c.db.Exec(ctx, q, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	c2 := startInstance(t, c.dbURL, nil, notFound, nil, nil)
+	bogus, _ := c2.join(id, last+store.MaxLostLines+1)
+	_ = bogus.ws.Close()
+	w2, _ := c2.join(id, last)
+	w2.send(map[string]any{"type": "user_message", "content": "again"})
+	var stored frame
+	for _, f := range w2.until("result", isResult) {
+		if f.str("type") == "message_stored" {
+			stored = f
+		}
+	}
+	if stored == nil || stored.line() != last+1 {
+		t.Fatalf("message_stored after the lost lines: %v, want line %d", stored, last+1)
 	}
 }

@@ -41,6 +41,9 @@ type chat struct {
 	base  string
 	addr  string
 	store *store.Store
+	// db is a pool on the instance's schema, dbURL its URL.
+	db    *pgxpool.Pool
+	dbURL string
 	// stop ends Run and waits for it (also done when the test ends).
 	stop func()
 }
@@ -127,7 +130,7 @@ func startInstance(t *testing.T, dbURL string, extra map[string]string, lookPath
 		t.Fatal(err)
 	}
 	t.Cleanup(db.Close)
-	c.store = store.New(db)
+	c.store, c.db, c.dbURL = store.New(db), db, dbURL
 	return c
 }
 

@@ -153,6 +153,17 @@ func (s *server) prepare(c *fiber.Ctx) error {
 			return err
 		}
 		reconnect = true
+		if after > sess.LastLine {
+			// The client saw lines the log lost: the next ones come after.
+			skipped, err := s.Store.SkipLostLines(ctx, id, after)
+			if err != nil {
+				return err
+			}
+			if skipped {
+				s.Log.WarnContext(ctx, "a client saw lines the log no longer holds: the next messages come after them",
+					"session_id", id, "log_end", sess.LastLine, "after_line", after)
+			}
+		}
 	} else {
 		cwd, prov := c.Query("cwd"), c.Query("provider")
 		if _, ok := providers.Lookup(prov); !ok && prov != "" {

@@ -94,11 +94,11 @@ func (a *appender) appendItem(item store.Append) (store.Message, error) {
 
 // appendAll is append for several messages of one session, queued
 // together (so they share a commit when they fit in one batch) and stored
-// in order.
-func (a *appender) appendAll(id, kind string, payloads []json.RawMessage) []appendRes {
+// in order, after line after (store.Append.After).
+func (a *appender) appendAll(id, kind string, after int64, payloads []json.RawMessage) []appendRes {
 	reqs := make([]*appendReq, len(payloads))
 	for i, p := range payloads {
-		reqs[i] = &appendReq{item: store.Append{SessionID: id, Kind: kind, Payload: p}, done: make(chan appendRes, 1)}
+		reqs[i] = &appendReq{item: store.Append{SessionID: id, Kind: kind, Payload: p, After: after}, done: make(chan appendRes, 1)}
 	}
 	a.queue(reqs)
 	out := make([]appendRes, len(reqs))

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/svc-code/svc-code/services/chat/internal/agent"
 	"github.com/svc-code/svc-code/services/chat/internal/store"
 	"github.com/svc-code/svc-code/services/chat/internal/store/storetest"
 )
@@ -61,7 +62,7 @@ func TestAppenderBadMessage(t *testing.T) {
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		resA = a.appendAll(ids[0], store.KindAgent, []json.RawMessage{
+		resA = a.appendAll(ids[0], store.KindAgent, 0, []json.RawMessage{
 			json.RawMessage(`{"n":1}`), json.RawMessage(`{"n":"\u0000"}`), json.RawMessage(`{"n":3}`),
 		})
 	}()
@@ -205,7 +206,7 @@ func TestAppenderPostgresOutage(t *testing.T) {
 	db.Reset()
 	done := make(chan []appendRes, 1)
 	go func() {
-		done <- a.appendAll(sess.ID, store.KindAgent, []json.RawMessage{json.RawMessage(`{"n":2}`), json.RawMessage(`{"n":3}`)})
+		done <- a.appendAll(sess.ID, store.KindAgent, 0, []json.RawMessage{json.RawMessage(`{"n":2}`), json.RawMessage(`{"n":3}`)})
 	}()
 	select {
 	case res := <-done:
@@ -375,7 +376,7 @@ func TestAppenderRunsLongerThanABatchKeepOrder(t *testing.T) {
 				for i := range payloads {
 					payloads[i] = json.RawMessage(fmt.Sprintf(`{"n":%d}`, r*run+i))
 				}
-				got[s] = append(got[s], a.appendAll(id, store.KindAgent, payloads)...)
+				got[s] = append(got[s], a.appendAll(id, store.KindAgent, 0, payloads)...)
 			}
 		}()
 	}
@@ -473,5 +474,50 @@ func TestAppenderTakesOneKindPerBatch(t *testing.T) {
 	done(p6)
 	if len(a.q) != 0 || len(a.busy) != 0 {
 		t.Errorf("%d queued, busy %v; want none", len(a.q), a.busy)
+	}
+}
+
+// TestLostTailIsNotReused: PostgreSQL lost the last commits of a session
+// whose frames had gone out (a crash with agent messages committed without
+// waiting for the disk): the next agent message still reaches the sockets,
+// with a line after the last one they saw, not a reused one (which the
+// room, and a client's after_line, would take for a frame already sent).
+func TestLostTailIsNotReused(t *testing.T) {
+	st, dbURL := mustStoreURL(t)
+	ctx := context.Background()
+	id := mustSessions(t, st, 1)[0]
+	m := NewManager(Config{Store: st})
+	defer m.Close()
+	sink := &frameSink{}
+	r, _ := m.Join(id, sink)
+	defer r.Leave(sink)
+	msg := func(n int) []agent.Message {
+		return []agent.Message{{Type: agent.TypeAssistant, Raw: json.RawMessage(fmt.Sprintf(`{"type":"assistant","n":%d}`, n))}}
+	}
+	for n := range 3 {
+		r.appendAgentMessages(msg(n))
+	}
+	db, err := pgxpool.New(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range []string{
+		`DELETE FROM session_messages WHERE session_id = $1 AND line > 1`,
+		`UPDATE sessions SET next_line = 1 WHERE id = $1`,
+	} {
+		if _, err := db.Exec(ctx, q, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.appendAgentMessages(msg(3))
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	var lines []int64
+	for _, f := range sink.frames {
+		lines = append(lines, f.Line)
+	}
+	if fmt.Sprint(lines) != "[1 2 3 4]" {
+		t.Fatalf("the sockets got lines %v, want [1 2 3 4]", lines)
 	}
 }

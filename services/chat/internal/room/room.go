@@ -450,12 +450,20 @@ func (r *Room) sinkList() []Sink {
 func (r *Room) appendAndBroadcast(_ context.Context, kind string, payload json.RawMessage, lockProvider bool, frame func(line int64) Frame) (store.Message, error) {
 	r.appendMu.Lock()
 	defer r.appendMu.Unlock()
-	msg, err := r.m.appends.appendItem(store.Append{SessionID: r.id, Kind: kind, Payload: payload, LockProvider: lockProvider})
+	msg, err := r.m.appends.appendItem(store.Append{SessionID: r.id, Kind: kind, Payload: payload, LockProvider: lockProvider, After: r.sentLine()})
 	if err != nil {
 		return store.Message{}, err
 	}
 	r.Broadcast(frame(msg.Line))
 	return msg, nil
+}
+
+// sentLine is the last line the session's frames went out with here: a
+// new message's line must come after it (store.Append.After).
+func (r *Room) sentLine() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.lastLine
 }
 
 // FrameOf turns a stored message into the frame it was broadcast as.
@@ -826,7 +834,7 @@ func (r *Room) appendAgentMessages(run []agent.Message) {
 	for i, e := range run {
 		payloads[i] = e.Raw
 	}
-	res := r.m.appends.appendAll(r.id, store.KindAgent, payloads)
+	res := r.m.appends.appendAll(r.id, store.KindAgent, r.sentLine(), payloads)
 	for i, e := range run {
 		if res[i].err != nil {
 			r.m.log.Error("store agent message", "session_id", r.id, "err", res[i].err)

@@ -25,6 +25,12 @@ type Append struct {
 	// LockProvider also locks the session's provider (provider_locked),
 	// in the same statement: a session's first prompt sent to its agent.
 	LockProvider bool
+	// After, when set, is a line the message's line must come after: the
+	// last line the session's frames went out with. Lines are never given
+	// twice, even after a crash of PostgreSQL lost commits whose frames
+	// had been sent (see AppendMessages): the lost lines are a gap in the
+	// log, and the next message comes after them.
+	After int64
 }
 
 // AppendMessages stores several messages, of one or several sessions, as
@@ -40,15 +46,18 @@ type Append struct {
 //
 // A batch of agent messages alone is committed with synchronous_commit
 // off (unless the Store was made with SyncAgentMessages): PostgreSQL
-// makes the commit visible at once, to every instance and reader, and
-// writes it to disk within wal_writer_delay (200 ms by default) instead
+// makes the commit visible at once, to every instance and reader (of the
+// primary), and writes it to disk by itself, within three times
+// wal_writer_delay (600 ms by default) plus the flush's own time, instead
 // of before it answers. The frames leave once the lines are committed, so
 // a disk whose flushes stall (hundreds of milliseconds on some virtual
 // machines) does not stall the stream; what it costs is that a crash of
-// PostgreSQL itself, or of its machine, can lose the agent messages of
-// that last fraction of a second. A crash of chat loses nothing. A batch
-// with anything else (a user's prompt, whose user_message_stored tells
-// its sender it is stored; a notice; a provider lock) waits for the disk.
+// PostgreSQL (its server, or its machine) can lose the agent messages of
+// that last moment, frames sent included. Their lines are then a gap in
+// the log, never given again (Append.After, SkipLostLines). A crash of
+// chat loses nothing. A batch with anything else (a user's prompt, whose
+// user_message_stored tells its sender it is stored; a notice; a provider
+// lock) waits for the disk.
 //
 // When ctx has a deadline, each statement gets a server-side timeout that
 // ends serverTimeoutMargin before it: a batch that cannot finish in time
@@ -76,7 +85,7 @@ func (s *Store) AppendMessages(ctx context.Context, in []Append) (out []Message,
 		batch.Queue(`SELECT set_config('synchronous_commit', 'off', true)`)
 	}
 	for _, i := range order {
-		batch.Queue(appendSQL, in[i].SessionID, in[i].Kind, string(in[i].Payload), in[i].LockProvider)
+		batch.Queue(appendSQL, in[i].SessionID, in[i].Kind, string(in[i].Payload), in[i].LockProvider, in[i].After)
 	}
 	// A batch without transaction statements runs as one implicit
 	// transaction: one Sync, one commit; an error rolls it all back.

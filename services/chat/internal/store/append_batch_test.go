@@ -197,6 +197,8 @@ func TestAppendMessagesCommitMode(t *testing.T) {
 			t.Fatal(err)
 		}
 		cfg.MaxConns = 1 // every call on the same connection
+		// The baseline, whatever the server's default.
+		cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "on"
 		db, err := pgxpool.NewWithConfig(ctx, cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -330,5 +332,57 @@ func TestAppendPoolIsTheAppendsOwn(t *testing.T) {
 	defer scancel()
 	if _, _, err := shared.AppendMessages(sctx, in); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("append on the held main pool: %v, want the deadline", err)
+	}
+}
+
+// A message's line comes after Append.After: when a crash of PostgreSQL
+// lost the last commits (here: next_line set back, their rows gone), lines
+// already sent are not given again; the lost ones are a gap. An After
+// below the log's end changes nothing.
+func TestAppendAfterLostLines(t *testing.T) {
+	s, dbURL := storetest.New(t)
+	ctx := context.Background()
+	a := mustCreate(t, s, store.NewSession{})
+	for range 5 {
+		mustAppend(t, s, a.ID, store.KindAgent, `{"n": 0}`)
+	}
+	db, err := pgxpool.New(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	// Lines 4 and 5 were sent, then lost.
+	for _, q := range []string{
+		`DELETE FROM session_messages WHERE session_id = $1 AND line > 3`,
+		`UPDATE sessions SET next_line = 3 WHERE id = $1`,
+	} {
+		if _, err := db.Exec(ctx, q, a.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ag := func(n int, after int64) store.Append {
+		return store.Append{SessionID: a.ID, Kind: store.KindAgent, Payload: json.RawMessage(fmt.Sprintf(`{"n": %d}`, n)), After: after}
+	}
+	msgs, errs, err := s.AppendMessages(ctx, []store.Append{ag(1, 5), ag(2, 5)})
+	if err != nil || errors.Join(errs...) != nil {
+		t.Fatal(err, errs)
+	}
+	if msgs[0].Line != 6 || msgs[1].Line != 7 {
+		t.Fatalf("after a lost tail (sent up to 5): lines %d and %d, want 6 and 7", msgs[0].Line, msgs[1].Line)
+	}
+	msgs, errs, err = s.AppendMessages(ctx, []store.Append{ag(3, 2)})
+	if err != nil || errs[0] != nil || msgs[0].Line != 8 {
+		t.Fatalf("After below the log's end: %+v, %v, %v; want line 8", msgs, errs, err)
+	}
+	got, err := s.Messages(ctx, a.ID, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []int64
+	for _, m := range got {
+		lines = append(lines, m.Line)
+	}
+	if fmt.Sprint(lines) != "[1 2 3 6 7 8]" {
+		t.Errorf("log lines %v, want [1 2 3 6 7 8]", lines)
 	}
 }

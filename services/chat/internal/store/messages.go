@@ -38,7 +38,7 @@ func (m Message) SID() string { return m.SessionID + ":" + strconv.FormatInt(m.L
 // too (IsFavorite), so re-sending a favorite keeps it one.
 func (s *Store) AppendMessage(ctx context.Context, id, kind string, payload json.RawMessage) (Message, error) {
 	m := Message{SessionID: id, Kind: kind, Payload: payload}
-	err := s.appends.QueryRow(ctx, appendSQL, id, kind, string(payload), false).Scan(&m.Line, &m.IsFavorite, &m.CreatedAt)
+	err := s.appends.QueryRow(ctx, appendSQL, id, kind, string(payload), false, 0).Scan(&m.Line, &m.IsFavorite, &m.CreatedAt)
 	if err != nil {
 		return Message{}, notFound(err, "append message to session", id)
 	}
@@ -47,9 +47,10 @@ func (s *Store) AppendMessage(ctx context.Context, id, kind string, payload json
 
 // appendSQL is AppendMessage's statement (also queued by AppendMessages):
 // $1 session id, $2 kind, $3 payload, $4 whether to lock the session's
-// provider too; it returns line, is_favorite, created_at.
+// provider too, $5 a line the new one must come after (Append.After); it
+// returns line, is_favorite, created_at.
 const appendSQL = `WITH s AS (
-		UPDATE sessions SET next_line = next_line + 1, updated_at = now(),
+		UPDATE sessions SET next_line = GREATEST(next_line, $5::bigint) + 1, updated_at = now(),
 			provider_locked = provider_locked OR $4::boolean
 		WHERE id = $1 RETURNING id, next_line
 	)
@@ -60,6 +61,26 @@ const appendSQL = `WITH s AS (
 		ELSE false END
 	FROM s
 	RETURNING line, is_favorite, created_at`
+
+// MaxLostLines bounds SkipLostLines: a crash of PostgreSQL loses at most
+// about a second of a session's agent messages, far fewer lines than this.
+const MaxLostLines = 10000
+
+// SkipLostLines makes the session's next message get a line after line,
+// when line is past the log's end by at most MaxLostLines, and reports
+// whether it did. A client that reconnects with such an after_line saw
+// lines the log no longer holds (agent messages committed without waiting
+// for the disk, lost in a crash of PostgreSQL and chat together): clients
+// de-duplicate by line, so the next messages must not take those lines.
+// It waits for the disk.
+func (s *Store) SkipLostLines(ctx context.Context, id string, line int64) (bool, error) {
+	tag, err := s.db.Exec(ctx, `UPDATE sessions SET next_line = $2
+		WHERE id = $1 AND next_line < $2 AND $2 - next_line <= $3`, id, line, MaxLostLines)
+	if err != nil {
+		return false, fmt.Errorf("skip the lost lines of session %s: %w", id, err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
 
 // Messages returns up to limit messages of the session's log whose line is
 // after since, in line order. It does not check that the session exists:
