@@ -521,3 +521,34 @@ func TestLostTailIsNotReused(t *testing.T) {
 		t.Fatalf("the sockets got lines %v, want [1 2 3 4]", lines)
 	}
 }
+
+// TestAppenderDurableBatchEnds: once a batch that waits for the disk is
+// stored, the next such batch is taken (the appender no longer counts one
+// in flight), and the appender ends idle.
+func TestAppenderDurableBatchEnds(t *testing.T) {
+	st := mustStore(t)
+	id := mustSessions(t, st, 1)[0]
+	var bg sync.WaitGroup
+	a := newAppender(st, &bg)
+	for n := range 3 {
+		done := make(chan appendRes, 1)
+		go func() {
+			m, err := a.append(id, store.KindUserPrompt, json.RawMessage(fmt.Sprintf(`{"content":"p%d"}`, n)))
+			done <- appendRes{m, err}
+		}()
+		select {
+		case r := <-done:
+			if r.err != nil || r.msg.Line != int64(n+1) {
+				t.Fatalf("prompt %d: line %d, %v; want line %d", n, r.msg.Line, r.err, n+1)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("prompt %d was never stored", n)
+		}
+	}
+	bg.Wait()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.durable || a.running != 0 || len(a.busy) != 0 || len(a.q) != 0 {
+		t.Errorf("after the appends: durable %v, %d running, busy %v, %d queued", a.durable, a.running, a.busy, len(a.q))
+	}
+}
