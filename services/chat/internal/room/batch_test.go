@@ -267,11 +267,7 @@ func TestAppenderHeldSessionDoesNotBlockOthers(t *testing.T) {
 	ctx := context.Background()
 	ids := mustSessions(t, st, 2)
 	held, other := ids[0], ids[1]
-	locker, err := pgxpool.New(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer locker.Close()
+	locker := storetest.Pool(t, dbURL)
 	tx, err := locker.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -497,11 +493,7 @@ func TestLostTailIsNotReused(t *testing.T) {
 	for n := range 3 {
 		r.appendAgentMessages(msg(n))
 	}
-	db, err := pgxpool.New(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.Pool(t, dbURL)
 	for _, q := range []string{
 		`DELETE FROM session_messages WHERE session_id = $1 AND line > 1`,
 		`UPDATE sessions SET next_line = 1 WHERE id = $1`,

@@ -143,11 +143,7 @@ func TestAppendMessagesServerTimesOutFirst(t *testing.T) {
 	s, dbURL := mustStoreURL(t)
 	ctx := context.Background()
 	a := mustCreate(t, s, store.NewSession{})
-	locker, err := pgxpool.New(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer locker.Close()
+	locker := storetest.Pool(t, dbURL)
 	tx, err := locker.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -192,27 +188,15 @@ func TestAppendMessagesCommitMode(t *testing.T) {
 	_, dbURL := storetest.New(t)
 	ctx := context.Background()
 	open := func(opts ...store.Option) *store.Store {
-		cfg, err := pgxpool.ParseConfig(dbURL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.MaxConns = 1 // every call on the same connection
-		// The baseline, whatever the server's default.
-		cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "on"
-		db, err := pgxpool.NewWithConfig(ctx, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(db.Close)
-		return store.New(db, opts...)
+		return store.New(storetest.Pool(t, dbURL, func(cfg *pgxpool.Config) {
+			cfg.MaxConns = 1 // every call on the same connection
+			// The baseline, whatever the server's default.
+			cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "on"
+		}), opts...)
 	}
 	s, strict := open(), open(store.SyncAgentMessages(true))
 	// A trigger notes each inserted message's commit mode.
-	db, err := pgxpool.New(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
+	db := storetest.Pool(t, dbURL)
 	if _, err := db.Exec(ctx, `CREATE TABLE commit_modes (n serial, payload text, mode text);
 		CREATE FUNCTION note_commit_mode() RETURNS trigger LANGUAGE plpgsql AS $$
 		BEGIN
@@ -292,20 +276,8 @@ func TestAppendMessagesCommitMode(t *testing.T) {
 func TestAppendPoolIsTheAppendsOwn(t *testing.T) {
 	_, dbURL := storetest.New(t)
 	ctx := context.Background()
-	pool := func(n int32) *pgxpool.Pool {
-		cfg, err := pgxpool.ParseConfig(dbURL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.MaxConns = n
-		db, err := pgxpool.NewWithConfig(ctx, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(db.Close)
-		return db
-	}
-	main, appends := pool(1), pool(1)
+	one := func(cfg *pgxpool.Config) { cfg.MaxConns = 1 }
+	main, appends := storetest.Pool(t, dbURL, one), storetest.Pool(t, dbURL, one)
 	s := store.New(main, store.AppendPool(appends))
 	shared := store.New(main)
 	a := mustCreate(t, s, store.NewSession{})
@@ -346,11 +318,7 @@ func TestAppendAfterLostLines(t *testing.T) {
 	for range 5 {
 		mustAppend(t, s, a.ID, store.KindAgent, `{"n": 0}`)
 	}
-	db, err := pgxpool.New(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
+	db := storetest.Pool(t, dbURL)
 	// Lines 4 and 5 were sent, then lost.
 	for _, q := range []string{
 		`DELETE FROM session_messages WHERE session_id = $1 AND line > 3`,

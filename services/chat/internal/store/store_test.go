@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/svc-code/svc-code/services/chat/internal/store"
 	"github.com/svc-code/svc-code/services/chat/internal/store/storetest"
 )
@@ -523,11 +521,7 @@ func TestDeleteParentDoesNotDeadlockWithAppends(t *testing.T) {
 	if parent.ID == "" {
 		t.Fatal("no fork with an id before its parent's in 50 tries")
 	}
-	other, err := pgxpool.New(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
+	other := storetest.Pool(t, dbURL)
 	batch, err := other.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -34,6 +34,25 @@ func New(t testing.TB) (*store.Store, string) {
 	return store.New(db), dbURL
 }
 
+// Pool opens another pool on the schema at dbURL, set up by each of
+// configure first, and closes it when the test ends.
+func Pool(t testing.TB, dbURL string, configure ...func(*pgxpool.Config)) *pgxpool.Pool {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range configure {
+		c(cfg)
+	}
+	db, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	return db
+}
+
 // migrationsDir is chat's migrations directory, found from this file's
 // place in the source tree.
 func migrationsDir(t testing.TB) string {
