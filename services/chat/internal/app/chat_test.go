@@ -508,7 +508,8 @@ func TestReconnectPastLostLines(t *testing.T) {
 	ctx := context.Background()
 	for _, q := range []string{
 		`DELETE FROM session_messages WHERE session_id = $1 AND line > 1`,
-		`UPDATE sessions SET next_line = 1 WHERE id = $1`,
+		// Written before PostgreSQL (re)started, as after its crash.
+		`UPDATE sessions SET next_line = 1, updated_at = pg_postmaster_start_time() - interval '1 second' WHERE id = $1`,
 	} {
 		if _, err := c.db.Exec(ctx, q, id); err != nil {
 			t.Fatal(err)

@@ -155,7 +155,9 @@ func (s *server) prepare(c *fiber.Ctx) error {
 		reconnect = true
 		if after > sess.LastLine {
 			// The client saw lines the log lost: the next ones come after.
-			skipped, err := s.Store.SkipLostLines(ctx, id, after)
+			sctx, cancel := context.WithTimeout(ctx, skipTimeout)
+			skipped, err := s.Store.SkipLostLines(sctx, id, after)
+			cancel()
 			if err != nil {
 				return err
 			}
@@ -187,6 +189,10 @@ func (s *server) prepare(c *fiber.Ctx) error {
 	c.Locals(upgradeKey, upgrade{sess: sess, after: after, reconnect: reconnect})
 	return c.Next()
 }
+
+// skipTimeout bounds SkipLostLines in prepare (it waits for the session's
+// row and for the disk).
+const skipTimeout = 5 * time.Second
 
 // upgradeKey is the Locals key of what prepare resolved.
 const upgradeKey = "chat_upgrade"

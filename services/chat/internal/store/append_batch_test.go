@@ -354,3 +354,42 @@ func TestAppendAfterLostLines(t *testing.T) {
 		t.Errorf("log lines %v, want [1 2 3 6 7 8]", lines)
 	}
 }
+
+// SkipLostLines moves the session's next line past a client's after_line
+// only when PostgreSQL started after the session's last write (lines can
+// have been lost) and by at most MaxLostLines, once.
+func TestSkipLostLines(t *testing.T) {
+	s, dbURL := storetest.New(t)
+	ctx := context.Background()
+	a := mustCreate(t, s, store.NewSession{})
+	for range 3 {
+		mustAppend(t, s, a.ID, store.KindAgent, `{}`)
+	}
+	db := storetest.Pool(t, dbURL)
+	last := func() int64 {
+		t.Helper()
+		sess, err := s.Get(ctx, a.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sess.LastLine
+	}
+	skip := func(line int64, want bool, wantLast int64) {
+		t.Helper()
+		got, err := s.SkipLostLines(ctx, a.ID, line)
+		if err != nil || got != want || last() != wantLast {
+			t.Fatalf("SkipLostLines(%d) = %v, %v, last line %d; want %v, last line %d", line, got, err, last(), want, wantLast)
+		}
+	}
+	skip(10, false, 3) // written since PostgreSQL started: nothing was lost
+	if _, err := db.Exec(ctx, `UPDATE sessions SET updated_at = pg_postmaster_start_time() - interval '1 second' WHERE id = $1`, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	skip(2, false, 3)                      // not past the end
+	skip(3+store.MaxLostLines+1, false, 3) // too far to be a lost tail
+	skip(10, true, 10)
+	skip(20, false, 10) // once: the skip is the session's last write now
+	if m := mustAppend(t, s, a.ID, store.KindAgent, `{}`); m.Line != 11 {
+		t.Errorf("next message after the skip: line %d, want 11", m.Line)
+	}
+}

@@ -33,7 +33,8 @@ func (m Message) SID() string { return m.SessionID + ":" + strconv.FormatInt(m.L
 // AppendMessage stores a message at the next line of the session's log
 // and returns it. payload must be a JSON value (a JSON object, in
 // practice). The line is allocated and the message inserted in one
-// statement: concurrent appends get unique, gapless lines. A user prompt
+// statement: concurrent appends get unique, gapless lines (it takes no
+// Append.After: the room's appends go through AppendMessages). A user prompt
 // whose content is the text of a favorite prompt is stored as a favorite
 // too (IsFavorite), so re-sending a favorite keeps it one.
 func (s *Store) AppendMessage(ctx context.Context, id, kind string, payload json.RawMessage) (Message, error) {
@@ -67,19 +68,30 @@ const appendSQL = `WITH s AS (
 const MaxLostLines = 10000
 
 // SkipLostLines makes the session's next message get a line after line,
-// when line is past the log's end by at most MaxLostLines, and reports
-// whether it did. A client that reconnects with such an after_line saw
-// lines the log no longer holds (agent messages committed without waiting
-// for the disk, lost in a crash of PostgreSQL and chat together): clients
-// de-duplicate by line, so the next messages must not take those lines.
-// It waits for the disk.
+// and reports whether it did: when line is past the log's end by at most
+// MaxLostLines and PostgreSQL started after the session's last write. A
+// client that reconnects with such an after_line saw lines the log no
+// longer holds (agent messages committed without waiting for the disk,
+// lost in a crash of PostgreSQL and chat together): clients de-duplicate
+// by line, so the next messages must not take those lines. Without a
+// restart since, no line can have been lost, and a client's after_line
+// past the end (a bug) moves nothing. It waits for the disk.
 func (s *Store) SkipLostLines(ctx context.Context, id string, line int64) (bool, error) {
-	tag, err := s.db.Exec(ctx, `UPDATE sessions SET next_line = $2
-		WHERE id = $1 AND next_line < $2 AND $2 - next_line <= $3`, id, line, MaxLostLines)
+	var skipped bool
+	err := pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = on`); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `UPDATE sessions SET next_line = $2, updated_at = now()
+			WHERE id = $1 AND next_line < $2 AND $2 - next_line <= $3
+				AND updated_at < pg_postmaster_start_time()`, id, line, MaxLostLines)
+		skipped = tag.RowsAffected() == 1
+		return err
+	})
 	if err != nil {
 		return false, fmt.Errorf("skip the lost lines of session %s: %w", id, err)
 	}
-	return tag.RowsAffected() == 1, nil
+	return skipped, nil
 }
 
 // Messages returns up to limit messages of the session's log whose line is

@@ -27,7 +27,9 @@ type Session struct {
 	ProviderSessionID string
 	CostUSD           float64
 	Turns             int
-	// LastLine is the line of the newest message, 0 for an empty log.
+	// LastLine is the last line given (sessions.next_line): the newest
+	// message's, 0 for an empty log, unless the newest lines were lost
+	// (Append.After) or cleared.
 	LastLine  int64
 	CreatedAt time.Time
 	UpdatedAt time.Time

@@ -7,7 +7,8 @@
 // Every message of a session (user prompt, agent message, notice) gets the
 // next line number of that session. AppendMessage allocates it by bumping
 // sessions.next_line in the same statement that inserts the message, so the
-// lines of a session are unique and gapless however many writers there are.
+// lines of a session are unique and gapless however many writers there are;
+// the one gap is lines a crash of PostgreSQL lost (Append.After).
 package store
 
 import (
