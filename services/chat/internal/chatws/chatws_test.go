@@ -306,9 +306,5 @@ func TestWritersClose(t *testing.T) {
 	if !bytes.Contains(f.payload, []byte("after_line")) {
 		t.Errorf("close reason %q does not say how to resume", f.payload[2:])
 	}
-	select {
-	case <-c.ended:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the connection was not torn down")
-	}
+	waitTornDown(t, c)
 }

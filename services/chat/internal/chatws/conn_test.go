@@ -172,11 +172,7 @@ func TestWritersCloseDuringSlowWrite(t *testing.T) {
 	if n := readBacklog(t, r, client, c, want, 1001); n == len(want) {
 		t.Fatalf("the close came after all %d frames of the backlog, not after the write in progress", n)
 	}
-	select {
-	case <-c.ended:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the connection was not torn down")
-	}
+	waitTornDown(t, c)
 }
 
 // stallingWriter takes its writes until the stall-th, of which it takes
@@ -308,11 +304,7 @@ func TestConnCloseDuringReplay(t *testing.T) {
 	if f := readFrame(t, r, client, deadline); f.opcode != 8 || binary.BigEndian.Uint16(f.payload) != CloseTooSlow {
 		t.Fatalf("after the replayed lines: opcode %d %q, want close %d", f.opcode, f.payload, CloseTooSlow)
 	}
-	select {
-	case <-c.ended:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the connection was not torn down")
-	}
+	waitTornDown(t, c)
 }
 
 // A client that stopped reading, whose queue overflows while its socket is
@@ -341,11 +333,7 @@ func TestWritersTooSlowWithFullSocket(t *testing.T) {
 		}
 		break
 	}
-	select {
-	case <-c.ended:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the connection was not torn down")
-	}
+	waitTornDown(t, c)
 }
 
 // The ready queue is FIFO through its compactions (pushes and pops

@@ -120,16 +120,7 @@ func TestUpgradedConnMessageTooBig(t *testing.T) {
 		}
 		_, _ = client.Write(make([]byte, HardReadLimit+1))
 	}()
-	f := readFrame(t, r, client, time.Now().Add(10*time.Second))
-	if f.opcode != 8 || len(f.payload) < 2 || binary.BigEndian.Uint16(f.payload) != websocket.CloseMessageTooBig {
-		t.Fatalf("got opcode %d %q, want a close with %d", f.opcode, f.payload, websocket.CloseMessageTooBig)
-	}
-	streamEnds(t, r, client)
-	select {
-	case <-c.ended:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the connection was not torn down")
-	}
+	wantCloseThenNothing(t, r, client, c, websocket.CloseMessageTooBig)
 }
 
 // A client's protocol error (here a frame with an unknown opcode) is
@@ -140,16 +131,29 @@ func TestUpgradedConnProtocolError(t *testing.T) {
 	if _, err := client.Write([]byte{0x83, 0x80, 0, 0, 0, 0}); err != nil {
 		t.Fatal(err)
 	}
-	f := readFrame(t, r, client, time.Now().Add(10*time.Second))
-	if f.opcode != 8 || len(f.payload) < 2 || binary.BigEndian.Uint16(f.payload) != websocket.CloseProtocolError {
-		t.Fatalf("got opcode %d %q, want a close with %d", f.opcode, f.payload, websocket.CloseProtocolError)
-	}
-	streamEnds(t, r, client)
+	wantCloseThenNothing(t, r, client, c, websocket.CloseProtocolError)
+}
+
+// waitTornDown waits, up to 10 s, for c's connection to be torn down.
+func waitTornDown(t *testing.T, c *conn) {
+	t.Helper()
 	select {
 	case <-c.ended:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the connection was not torn down")
 	}
+}
+
+// wantCloseThenNothing reads a close frame with code, checks nothing
+// follows it, and waits for c's teardown.
+func wantCloseThenNothing(t *testing.T, r *bufio.Reader, client net.Conn, c *conn, code int) {
+	t.Helper()
+	f := readFrame(t, r, client, time.Now().Add(10*time.Second))
+	if f.opcode != 8 || len(f.payload) < 2 || int(binary.BigEndian.Uint16(f.payload)) != code {
+		t.Fatalf("got opcode %d %q, want a close with %d", f.opcode, f.payload, code)
+	}
+	streamEnds(t, r, client)
+	waitTornDown(t, c)
 }
 
 // streamEnds checks that nothing follows the close frame just read: the
