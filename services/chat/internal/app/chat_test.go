@@ -20,6 +20,7 @@ import (
 	"github.com/svc-code/svc-code/libs/protocol"
 	"github.com/svc-code/svc-code/services/chat/internal/agent/claude/claudetest"
 	"github.com/svc-code/svc-code/services/chat/internal/store"
+	"github.com/svc-code/svc-code/services/chat/internal/store/storetest"
 )
 
 var (
@@ -505,16 +506,7 @@ func TestReconnectPastLostLines(t *testing.T) {
 	}
 	_ = w.ws.Close()
 	c.stop()
-	ctx := context.Background()
-	for _, q := range []string{
-		`DELETE FROM session_messages WHERE session_id = $1 AND line > 1`,
-		// Written before PostgreSQL (re)started, as after its crash.
-		`UPDATE sessions SET next_line = 1, updated_at = pg_postmaster_start_time() - interval '1 second' WHERE id = $1`,
-	} {
-		if _, err := c.db.Exec(ctx, q, id); err != nil {
-			t.Fatal(err)
-		}
-	}
+	storetest.LoseTail(t, c.db, id, 1)
 
 	c2 := startInstance(t, c.dbURL, nil, notFound, nil, nil)
 	bogus, _ := c2.join(id, last+store.MaxLostLines+1)

@@ -480,7 +480,6 @@ func TestAppenderTakesOneKindPerBatch(t *testing.T) {
 // room, and a client's after_line, would take for a frame already sent).
 func TestLostTailIsNotReused(t *testing.T) {
 	st, dbURL := mustStoreURL(t)
-	ctx := context.Background()
 	id := mustSessions(t, st, 1)[0]
 	m := NewManager(Config{Store: st})
 	defer m.Close()
@@ -493,15 +492,7 @@ func TestLostTailIsNotReused(t *testing.T) {
 	for n := range 3 {
 		r.appendAgentMessages(msg(n))
 	}
-	db := storetest.Pool(t, dbURL)
-	for _, q := range []string{
-		`DELETE FROM session_messages WHERE session_id = $1 AND line > 1`,
-		`UPDATE sessions SET next_line = 1 WHERE id = $1`,
-	} {
-		if _, err := db.Exec(ctx, q, id); err != nil {
-			t.Fatal(err)
-		}
-	}
+	storetest.LoseTail(t, storetest.Pool(t, dbURL), id, 1)
 	r.appendAgentMessages(msg(3))
 	sink.mu.Lock()
 	defer sink.mu.Unlock()

@@ -318,16 +318,7 @@ func TestAppendAfterLostLines(t *testing.T) {
 	for range 5 {
 		mustAppend(t, s, a.ID, store.KindAgent, `{"n": 0}`)
 	}
-	db := storetest.Pool(t, dbURL)
-	// Lines 4 and 5 were sent, then lost.
-	for _, q := range []string{
-		`DELETE FROM session_messages WHERE session_id = $1 AND line > 3`,
-		`UPDATE sessions SET next_line = 3 WHERE id = $1`,
-	} {
-		if _, err := db.Exec(ctx, q, a.ID); err != nil {
-			t.Fatal(err)
-		}
-	}
+	storetest.LoseTail(t, storetest.Pool(t, dbURL), a.ID, 3) // lines 4 and 5 were sent, then lost
 	ag := func(n int, after int64) store.Append {
 		return store.Append{SessionID: a.ID, Kind: store.KindAgent, Payload: json.RawMessage(fmt.Sprintf(`{"n": %d}`, n)), After: after}
 	}
@@ -381,10 +372,8 @@ func TestSkipLostLines(t *testing.T) {
 			t.Fatalf("SkipLostLines(%d) = %v, %v, last line %d; want %v, last line %d", line, got, err, last(), want, wantLast)
 		}
 	}
-	skip(10, false, 3) // written since PostgreSQL started: nothing was lost
-	if _, err := db.Exec(ctx, `UPDATE sessions SET updated_at = pg_postmaster_start_time() - interval '1 second' WHERE id = $1`, a.ID); err != nil {
-		t.Fatal(err)
-	}
+	skip(10, false, 3)                     // written since PostgreSQL started: nothing was lost
+	storetest.LoseTail(t, db, a.ID, 3)     // written before it started (no line lost here)
 	skip(2, false, 3)                      // not past the end
 	skip(3+store.MaxLostLines+1, false, 3) // too far to be a lost tail
 	skip(10, true, 10)

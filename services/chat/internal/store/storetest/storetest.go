@@ -53,6 +53,22 @@ func Pool(t testing.TB, dbURL string, configure ...func(*pgxpool.Config)) *pgxpo
 	return db
 }
 
+// LoseTail makes session id's log look as it does after a crash of
+// PostgreSQL lost its commits after line keep: the lines after it gone,
+// next_line back at keep, and the session last written before
+// PostgreSQL started.
+func LoseTail(t testing.TB, db *pgxpool.Pool, id string, keep int64) {
+	t.Helper()
+	for _, q := range []string{
+		`DELETE FROM session_messages WHERE session_id = $1 AND line > $2`,
+		`UPDATE sessions SET next_line = $2, updated_at = pg_postmaster_start_time() - interval '1 second' WHERE id = $1`,
+	} {
+		if _, err := db.Exec(context.Background(), q, id, keep); err != nil {
+			t.Fatalf("lose the tail of session %s: %v", id, err)
+		}
+	}
+}
+
 // migrationsDir is chat's migrations directory, found from this file's
 // place in the source tree.
 func migrationsDir(t testing.TB) string {
