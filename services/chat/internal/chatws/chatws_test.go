@@ -308,3 +308,15 @@ func TestWritersClose(t *testing.T) {
 	}
 	waitTornDown(t, c)
 }
+
+// The writers leave a processor to the goroutines that wait on I/O (see
+// writerCount), but there is always one.
+func TestWriterCountLeavesAProcessor(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for procs, want := range map[int]int{1: 1, 2: 1, 4: 3, 16: 15} {
+		runtime.GOMAXPROCS(procs)
+		if got := writerCount(); got != want {
+			t.Errorf("GOMAXPROCS %d: %d writers, want %d", procs, got, want)
+		}
+	}
+}
