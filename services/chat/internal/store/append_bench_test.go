@@ -1,0 +1,90 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/svc-code/svc-code/services/chat/internal/store"
+	"github.com/svc-code/svc-code/services/chat/internal/store/storetest"
+)
+
+// BenchmarkAppendAgentMessage appends one agent message per transaction,
+// round robin over 100 sessions, as the pump of a busy instance does
+// (store.AppendMessages, committed without waiting for the disk), and
+// reports, besides the time per append, the CPU time the PostgreSQL
+// backend spent on it (server-µs/op) when the server runs on this machine.
+// An assistant message with a tool_use block is what the session_files
+// trigger reads; plain text is the common message.
+func BenchmarkAppendAgentMessage(b *testing.B) {
+	const text = `{"type":"assistant","message":{"id":"msg_01","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":" chunk 7"}],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":3,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":1}},"parent_tool_use_id":null,"session_id":"0b4f7a1e-1111-2222-3333-444455556666","uuid":"1b4f7a1e-1111-2222-3333-444455556666","timestamp":"2026-11-26T05:00:00.000Z"}`
+	toolUse := strings.Replace(text, `{"type":"text","text":" chunk 7"}`, `{"type":"tool_use","id":"toolu_01","name":"Edit","input":{"file_path":"/srv/a.go","old_string":"x","new_string":"y"}}`, 1)
+	for _, c := range []struct{ name, payload string }{{"text", text}, {"tool_use", toolUse}} {
+		b.Run(c.name, func(b *testing.B) {
+			ctx := context.Background()
+			_, url := storetest.New(b)
+			db := storetest.Pool(b, url, func(cfg *pgxpool.Config) { cfg.MaxConns = 1 })
+			st := store.New(db, store.AppendPool(db))
+			ids := make([]string, 100)
+			for i := range ids {
+				s, err := st.Create(ctx, store.NewSession{Cwd: "/srv", Provider: "agent-sdk"})
+				if err != nil {
+					b.Fatal(err)
+				}
+				ids[i] = s.ID
+			}
+			var pid int
+			if err := db.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
+				b.Fatal(err)
+			}
+			cpu0, cpuKnown := processCPU(pid)
+			b.ResetTimer()
+			for i := range b.N {
+				actx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				_, errs, err := st.AppendMessages(actx, []store.Append{{SessionID: ids[i%len(ids)], Kind: store.KindAgent, Payload: []byte(c.payload)}})
+				cancel()
+				if err == nil {
+					err = errs[0]
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			if cpu1, ok := processCPU(pid); cpuKnown && ok {
+				b.ReportMetric(float64((cpu1-cpu0).Microseconds())/float64(b.N), "server-µs/op")
+			}
+		})
+	}
+}
+
+// processCPU is the CPU time (user and system) process pid has used, when
+// /proc shows it (the server runs on this machine).
+func processCPU(pid int) (time.Duration, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 13 {
+		return 0, false
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	const ticksPerSecond = 100 // USER_HZ on Linux
+	return time.Duration(utime+stime) * time.Second / ticksPerSecond, true
+}
