@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"github.com/svc-code/svc-code/bench/internal/backend"
-	"github.com/svc-code/svc-code/bench/internal/cpustat"
 	"github.com/svc-code/svc-code/bench/internal/gatewayproc"
 	"github.com/svc-code/svc-code/bench/internal/load"
 	"github.com/svc-code/svc-code/bench/internal/report"
 	"github.com/svc-code/svc-code/bench/internal/stats"
+	"github.com/svc-code/svc-code/libs/cpustat"
 	"github.com/svc-code/svc-code/libs/protocol"
 )
 

@@ -7,8 +7,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/svc-code/svc-code/bench/internal/cpustat"
 	"github.com/svc-code/svc-code/bench/internal/stats"
+	"github.com/svc-code/svc-code/libs/cpustat"
 )
 
 // load is what one measured turn of every session delivered.

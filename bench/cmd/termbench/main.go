@@ -24,13 +24,13 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/svc-code/svc-code/bench/internal/cpustat"
 	"github.com/svc-code/svc-code/bench/internal/gatewayproc"
 	"github.com/svc-code/svc-code/bench/internal/proc"
 	"github.com/svc-code/svc-code/bench/internal/report"
 	"github.com/svc-code/svc-code/bench/internal/termclient"
 	"github.com/svc-code/svc-code/bench/internal/termproc"
 	"github.com/svc-code/svc-code/bench/internal/wetty"
+	"github.com/svc-code/svc-code/libs/cpustat"
 )
 
 func main() {

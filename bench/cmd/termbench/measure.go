@@ -7,7 +7,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/svc-code/svc-code/bench/internal/cpustat"
+	"github.com/svc-code/svc-code/libs/cpustat"
 )
 
 // cpuSplit is how the CPUs were used during a run, in CPUs (1 is one CPU

@@ -2,15 +2,13 @@ package store_test
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/svc-code/svc-code/libs/cpustat"
 	"github.com/svc-code/svc-code/services/chat/internal/store"
 	"github.com/svc-code/svc-code/services/chat/internal/store/storetest"
 )
@@ -43,7 +41,7 @@ func BenchmarkAppendAgentMessage(b *testing.B) {
 			if err := db.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
 				b.Fatal(err)
 			}
-			cpu0, cpuKnown := processCPU(pid)
+			cpu0, cpuErr := cpustat.Take(pid) // the server runs on this machine
 			b.ResetTimer()
 			for i := range b.N {
 				actx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -57,34 +55,9 @@ func BenchmarkAppendAgentMessage(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			if cpu1, ok := processCPU(pid); cpuKnown && ok {
-				b.ReportMetric(float64((cpu1-cpu0).Microseconds())/float64(b.N), "server-µs/op")
+			if cpu1, err := cpustat.Take(pid); cpuErr == nil && err == nil {
+				b.ReportMetric(float64(cpu1.Since(cpu0).ProcTime[0].Microseconds())/float64(b.N), "server-µs/op")
 			}
 		})
 	}
-}
-
-// processCPU is the CPU time (user and system) process pid has used, when
-// /proc shows it (the server runs on this machine).
-func processCPU(pid int) (time.Duration, bool) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, false
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 13 {
-		return 0, false
-	}
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, false
-	}
-	const ticksPerSecond = 100 // USER_HZ on Linux
-	return time.Duration(utime+stime) * time.Second / ticksPerSecond, true
 }

@@ -82,6 +82,9 @@ func TestSince(t *testing.T) {
 	if got, want := u.Procs, []float64{0.75, 0.25}; got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("Procs = %v, want %v", got, want)
 	}
+	if got, want := u.ProcTime, []time.Duration{1500 * time.Millisecond, 500 * time.Millisecond}; len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("ProcTime = %v, want %v", got, want)
+	}
 	if got, want := u.Others, 0.5; got != want {
 		t.Errorf("Others = %v, want %v", got, want)
 	}

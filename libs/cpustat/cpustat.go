@@ -29,6 +29,9 @@ type Sample struct {
 // the whole interval.
 type Usage struct {
 	Procs []float64 // each process's, in the order they were sampled
+	// ProcTime is each process's CPU time (user and system) between the
+	// samples, in the same order.
+	ProcTime []time.Duration
 	// Others is what every other process on the machine used (user and
 	// system time; interrupt time, which includes the loopback network
 	// traffic of the processes sampled, is left out).
@@ -62,11 +65,12 @@ func (s Sample) Since(earlier Sample) Usage {
 	if secs <= 0 || len(s.procs) != len(earlier.procs) {
 		return Usage{}
 	}
-	u := Usage{Procs: make([]float64, len(s.procs))}
+	u := Usage{Procs: make([]float64, len(s.procs)), ProcTime: make([]time.Duration, len(s.procs))}
 	others := s.machine - earlier.machine
 	for i := range s.procs {
 		d := s.procs[i] - earlier.procs[i]
 		u.Procs[i] = float64(d) / ticksPerSecond / secs
+		u.ProcTime[i] = time.Duration(d) * time.Second / ticksPerSecond
 		others -= d
 	}
 	u.Others = max(float64(others)/ticksPerSecond/secs, 0)
