@@ -13,6 +13,10 @@
 # Environment: everything the services read (see their READMEs), notably SVC_ADDR,
 # SVC_CODE_PASSWORD, SVC_CODE_HOME, DATABASE_URL, REDIS_URL; and
 #   HEALTH_TIMEOUT  seconds each service gets to become healthy (default 30)
+#   RUN_RESTART     backends (chat, terminal, shadow, analytics; space or comma
+#                   separated) started again when they exit, instead of stopping
+#                   everything: for tests that kill a service and bring it back
+#                   (web/e2e). Empty by default.
 set -euo pipefail
 
 if ((BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] < 501)); then
@@ -26,6 +30,14 @@ cd "$ROOT"
 readonly BACKENDS=(chat terminal shadow analytics)
 readonly STOP_TIMEOUT=10
 HEALTH_TIMEOUT=${HEALTH_TIMEOUT:-30}
+RESTART=${RUN_RESTART:-}
+RESTART=" ${RESTART//,/ } "
+for name in $RESTART; do
+	if [[ " ${BACKENDS[*]} " != *" $name "* ]]; then
+		echo "run: RUN_RESTART: \"$name\" is not one of: ${BACKENDS[*]}" >&2
+		exit 1
+	fi
+done
 
 log() { printf 'run: %s\n' "$*" >&2; }
 
@@ -83,8 +95,8 @@ declare -A PIDS=() # service name -> pid
 STARTED=()         # service names in start order
 LOG_PIDS=()        # the log pipelines
 
-# start NAME: runs bin/NAME in the background; its output goes to the terminal,
-# prefixed with the name, and to LOG_DIR/NAME.log.
+# start NAME [-a]: runs bin/NAME in the background; its output goes to the terminal,
+# prefixed with the name, and to LOG_DIR/NAME.log (appended to with -a).
 start() {
 	local name=$1 prefix fd
 	prefix=$(printf '%-9s| ' "$name")
@@ -92,7 +104,7 @@ start() {
 	# under a service that is still writing its shutdown lines.
 	exec {fd}> >(
 		trap '' INT TERM
-		tee "$LOG_DIR/$name.log" | sed -u "s/^/$prefix/"
+		tee ${2:+"$2"} "$LOG_DIR/$name.log" | sed -u "s/^/$prefix/"
 	)
 	LOG_PIDS+=("$!")
 	"bin/$name" >&"$fd" 2>&1 &
@@ -259,8 +271,17 @@ pid_name() {
 }
 
 # A trapped signal interrupts wait; on_signal then ends the script.
-status=0
-wait -n -p exited "${PIDS[@]}" || status=$?
-name=$(pid_name "$exited")
-log "$name exited (status $status); stopping the others"
-fail "svc-code stopped because $name exited"
+while true; do
+	status=0
+	wait -n -p exited "${PIDS[@]}" || status=$?
+	name=$(pid_name "$exited")
+	if [[ $RESTART == *" $name "* ]]; then
+		log "$name exited (status $status); starting it again (RUN_RESTART)"
+		start "$name" -a
+		wait_healthy "$name" timeout 5 "bin/$name" -healthcheck
+		log "$name is healthy"
+		continue
+	fi
+	log "$name exited (status $status); stopping the others"
+	fail "svc-code stopped because $name exited"
+done
