@@ -1,0 +1,108 @@
+// @ts-check
+// Permission cards: answered in tab B while tab A's card retires; an edited
+// input that the agent receives; a pending card that survives a reload.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  launch, signedInContext, api, createSession, uniqueTitle, STEP_MS, screenshots, openSession,
+  permissionCard, send, waitIdle, waitText, until,
+} from '../lib/app.mjs';
+
+/** @type {import('playwright-core').Browser} */
+let browser;
+before(async () => { browser = await launch(); });
+after(async () => { await browser?.close(); });
+
+/** The card has no enabled Allow or Deny and says who answered, or is gone. */
+async function retired(card) {
+  await until(async () => {
+    if ((await card.count()) === 0) return true;
+    for (const name of ['Allow', 'Deny']) {
+      const b = card.getByRole('button', { name, exact: true });
+      if ((await b.count()) > 0 && (await b.isEnabled())) return false;
+    }
+    return /answered/i.test(await card.innerText());
+  }, { timeoutMs: STEP_MS, what: 'the permission card to retire' });
+}
+
+/** The tools of the session's log, as GET .../logs/tools gives them. */
+async function tools(id) {
+  return (await api('GET', `/api/sessions/${id}/logs/tools`)).tools;
+}
+
+test('a Bash permission answered in tab B retires tab A\'s card', async () => {
+  const { session_id: id, title } = await createSession(uniqueTitle('e2e two tabs'));
+  const context = await signedInContext(browser);
+  const a = await context.newPage();
+  const b = await context.newPage();
+  await openSession(a, title);
+  await openSession(b, title);
+
+  await send(a, 'RUN_BASH');
+  const cardA = permissionCard(a, 'Bash');
+  const cardB = permissionCard(b, 'Bash');
+  await cardA.waitFor({ timeout: STEP_MS });
+  await cardB.waitFor({ timeout: STEP_MS });
+  // The whole command, never truncated, and the suggestions as buttons.
+  await waitText(cardA, /echo hello-from-bash > bash_out\.txt && cat bash_out\.txt/);
+  assert.ok((await cardA.getByRole('button').count()) >= 4, 'Allow, Deny, Edit input and at least one suggestion');
+  await screenshots(a, 'permission-card');
+
+  await cardB.getByRole('button', { name: 'Allow', exact: true }).click();
+  await retired(cardA);
+  await retired(cardB);
+  await waitText(a.locator('body'), /Tool finished: hello-from-bash/);
+  await waitIdle(a);
+  await waitIdle(b);
+  await screenshots(a, 'permission-answered-elsewhere');
+
+  const [bash] = await tools(id);
+  assert.equal(bash.name, 'Bash');
+  assert.equal(bash.result?.content, 'hello-from-bash', 'the agent ran the command as asked');
+  await context.close();
+});
+
+test('an edited input is what the agent runs', async () => {
+  const { session_id: id, title } = await createSession(uniqueTitle('e2e edit input'));
+  const context = await signedInContext(browser);
+  const page = await context.newPage();
+  await openSession(page, title);
+
+  await send(page, 'RUN_BASH');
+  const card = permissionCard(page, 'Bash');
+  await card.waitFor({ timeout: STEP_MS });
+  await card.getByRole('button', { name: 'Edit input' }).click();
+  const input = card.getByRole('textbox', { name: 'Tool input' });
+  assert.match(await input.inputValue(), /echo hello-from-bash > bash_out\.txt/, 'the editor starts from the command');
+  await input.fill('echo edited-by-e2e');
+  await screenshots(page, 'permission-edit-input');
+  await card.getByRole('button', { name: 'Allow edited' }).click();
+
+  await waitText(page.locator('body'), /Tool finished: ran: echo edited-by-e2e/);
+  await retired(card);
+  await waitIdle(page);
+  const [bash] = await tools(id);
+  assert.equal(bash.result?.content, 'ran: echo edited-by-e2e', 'the agent received the edited command');
+  await context.close();
+});
+
+test('a pending card comes back after a reload', async () => {
+  const { session_id: id, title } = await createSession(uniqueTitle('e2e reload'));
+  const context = await signedInContext(browser);
+  const page = await context.newPage();
+  await openSession(page, title);
+
+  await send(page, 'RUN_BASH');
+  await permissionCard(page, 'Bash').waitFor({ timeout: STEP_MS });
+  await page.reload();
+  const card = permissionCard(page, 'Bash');
+  await card.waitFor({ timeout: STEP_MS });
+  await waitText(card, /echo hello-from-bash/);
+  await card.getByRole('button', { name: 'Allow', exact: true }).click();
+  await waitText(page.locator('body'), /Tool finished: hello-from-bash/);
+  await retired(card);
+  await waitIdle(page);
+  const [bash] = await tools(id);
+  assert.equal(bash.result?.content, 'hello-from-bash');
+  await context.close();
+});

@@ -1,0 +1,33 @@
+// @ts-check
+// Sign in through the form, and a wrong password that is refused.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { launch, stack, DESKTOP, STEP_MS, screenshots, connection, waitText } from '../lib/app.mjs';
+
+/** @type {import('playwright-core').Browser} */
+let browser;
+before(async () => { browser = await launch(); });
+after(async () => { await browser?.close(); });
+
+test('sign in: a wrong password is refused, the right one opens the app', async () => {
+  const context = await browser.newContext({ baseURL: stack.baseURL, viewport: DESKTOP });
+  const page = await context.newPage();
+  await page.goto('/');
+  assert.match(new URL(page.url()).pathname, /^\/login/, 'an anonymous visit goes to the sign-in page');
+  await screenshots(page, 'sign-in');
+
+  await page.getByLabel('Password', { exact: true }).fill('not-the-password');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await waitText(page.getByRole('alert'), /wrong password/i);
+  assert.equal((await context.cookies()).filter((c) => c.name === 'svc_auth').length, 0, 'no cookie for a wrong password');
+
+  await page.getByLabel('Password', { exact: true }).fill(stack.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('navigation', { name: 'Sessions' }).waitFor({ timeout: STEP_MS });
+  assert.equal(new URL(page.url()).pathname.startsWith('/login'), false, 'signed in, the app is served at /');
+  await page.getByRole('button', { name: 'New session' }).waitFor({ timeout: STEP_MS });
+  await page.getByRole('button', { name: 'Pending permissions' }).waitFor({ timeout: STEP_MS });
+  await waitText(connection(page), /connected|offline|reconnecting/i);
+  await screenshots(page, 'home');
+  await context.close();
+});
