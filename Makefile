@@ -19,7 +19,7 @@ MODULE_PKGS := $(GO) list -m -f '{{.Dir}}/...'
 export TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
 export TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 
-.PHONY: build run test test-deps check vet lint fmt-check passwd bench bench-terminal clean compose-check \
+.PHONY: build run test ui-e2e bench-ui test-deps check vet lint fmt-check passwd bench bench-terminal clean compose-check \
 	test-real-agents bench-chat bench-shadow bench-analytics
 
 # build: compile the five services into bin/
@@ -30,9 +30,18 @@ build:
 run:
 	bash deploy/scripts/run.sh
 
-# test: every module, with -race, against the PostgreSQL and Redis above
+# test: every module, with -race, against the PostgreSQL and Redis above; then the
+# browser end-to-end tests
 test: test-deps
 	pkgs=$$($(MODULE_PKGS)); $(GO) test -race -count=1 $$pkgs
+	$(MAKE) ui-e2e
+
+# ui-e2e: the browser end-to-end tests (web/e2e): playwright-core drives Debian's
+# chromium (installed by ensure-browser.sh) against a stack started by run.sh on free
+# ports with a temporary HOME; screenshots and the stack's log go to web/e2e/artifacts/
+ui-e2e:
+	bash deploy/scripts/ensure-browser.sh
+	cd web/e2e && npm ci --no-audit --no-fund --loglevel=error && node run.mjs
 
 # Fails (so the tests fail rather than skip) when either server is unreachable.
 test-deps:
