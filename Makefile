@@ -109,6 +109,14 @@ bench-shadow:
 bench-analytics:
 	$(GO) run ./bench/cmd/analyticsbench $(BENCH_ARGS)
 
+# bench-ui: the browser UI benchmark (JavaScript shipped, opening a 10 000-message
+# session, its heap, frames per second while messages stream in), in Debian's chromium
+# against a stack started as make run does; writes its section of BENCHMARKS.md
+bench-ui:
+	bash deploy/scripts/ensure-browser.sh
+	cd web/e2e && npm ci --no-audit --no-fund --loglevel=error
+	node bench/ui/uibench.mjs $(BENCH_ARGS)
+
 clean:
 	rm -rf $(BIN)
 
