@@ -42,7 +42,10 @@ const FPS_WINDOW_MS = 5000;
 const log = (s) => process.stderr.write(`uibench: ${s}\n`);
 
 const artifacts = path.join(ROOT, 'web/e2e/artifacts/bench');
-const { info, stop } = await startStack({ artifacts });
+// A stack given in E2E_STACK (from `node web/e2e/lib/stack.mjs`) is used as it is.
+const { info, stop } = process.env.E2E_STACK
+  ? { info: JSON.parse(process.env.E2E_STACK), stop: async () => {} }
+  : await startStack({ artifacts });
 const browser = await chromium.launch({
   executablePath: process.env.E2E_CHROMIUM || '/usr/bin/chromium',
   args: process.getuid?.() === 0 ? ['--no-sandbox'] : [],
@@ -72,6 +75,18 @@ async function context(viewport = { width: 1280, height: 800 }) {
   const res = await ctx.request.post('/api/login', { data: { password: info.password } });
   if (!res.ok()) throw new Error(`login: ${res.status()}`);
   return ctx;
+}
+
+/**
+ * A page of the gateway's origin that is not the app, for play(): the web app
+ * manifest (the login page's CSP forbids sockets; a page the browser makes up
+ * itself would fail Chromium's local-network checks).
+ * @param {import('playwright-core').BrowserContext} ctx
+ */
+async function blankPage(ctx) {
+  const page = await ctx.newPage();
+  await page.goto('/manifest.json');
+  return page;
 }
 
 /**
@@ -111,8 +126,7 @@ async function play(page, id, prompts, wait = true) {
 async function seed(n) {
   const tmpl = await newSession('uibench template');
   const ctx = await context();
-  const page = await ctx.newPage();
-  await page.goto('/login');
+  const page = await blankPage(ctx);
   await play(page, tmpl.session_id, ['hello', 'CODE', 'RUN_BASH', 'SLOW 5', 'ECHO a prompt of a few words']);
   await ctx.close();
   const big = await newSession(`uibench ${n} messages`);
@@ -227,8 +241,7 @@ async function measureFPS(url, id, lastSid) {
   const page = await ctx.newPage();
   await page.goto(url);
   await page.locator(lastSid ? `[data-sid="${lastSid}"]` : 'body').waitFor({ state: 'attached', timeout: 60_000 });
-  const driver = await ctx.newPage();
-  await driver.goto('/login');
+  const driver = await blankPage(ctx);
   await play(driver, id, [`FLOOD ${FLOOD}`], false);
   // Start counting once the stream reaches the page, for a fixed window.
   await page.getByText(`Line 25 of ${FLOOD}`).first().waitFor({ timeout: 30_000 });

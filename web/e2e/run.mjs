@@ -9,7 +9,7 @@
 // Environment: E2E_ARTIFACTS (default ./artifacts: stack log and screenshots),
 // E2E_HOME_ROOT (where the temporary HOME is made, default the system's tmp),
 // E2E_KEEP_HOME=1 (keep it afterwards), E2E_CONCURRENCY (default 2),
-// E2E_CHROMIUM (default /usr/bin/chromium).
+// E2E_CHROMIUM (default /usr/bin/chromium), E2E_STACK (use that running stack).
 import { spawn } from 'node:child_process';
 import { readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -34,7 +34,10 @@ if (process.argv.length > 2) {
   phases = [{ files: process.argv.slice(2).map((f) => path.resolve(f)), concurrency: 1 }];
 }
 
-const { info, stop } = await startStack({ artifacts });
+// A stack given in E2E_STACK (from `node lib/stack.mjs`) is used as it is.
+const { info, stop } = process.env.E2E_STACK
+  ? { info: JSON.parse(process.env.E2E_STACK), stop: async () => {} }
+  : await startStack({ artifacts });
 let stopping = false;
 const onSignal = async () => {
   if (stopping) return;

@@ -174,3 +174,14 @@ export async function listenerPid(port) {
   const m = /pid=(\d+)/.exec(stdout);
   return m ? Number(m[1]) : 0;
 }
+
+// `node lib/stack.mjs`: starts a stack and keeps it up until Ctrl-C, printing its
+// coordinates as E2E_STACK=<json> (run.mjs and uibench reuse a stack given so),
+// for working on the tests without a stack start per run.
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const { info, stop } = await startStack({ artifacts: path.join(ROOT, 'web/e2e/artifacts') });
+  process.stdout.write(`E2E_STACK='${JSON.stringify(info)}'\n`);
+  const end = async () => { await stop(); process.exit(0); };
+  process.on('SIGINT', end);
+  process.on('SIGTERM', end);
+}
