@@ -15,6 +15,7 @@ import (
 	"github.com/svc-code/svc-code/libs/authtoken"
 	"github.com/svc-code/svc-code/libs/configfile"
 	"github.com/svc-code/svc-code/libs/envconf"
+	"github.com/svc-code/svc-code/libs/profile"
 	"github.com/svc-code/svc-code/services/gateway/internal/route"
 )
 
@@ -74,7 +75,6 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		Addr:            r.String(EnvAddr, "127.0.0.1:8765"),
 		FirstPassword:   r.Secret(EnvPassword),
 		RedisURL:        r.String(EnvRedisURL, "redis://127.0.0.1:6379/0"),
-		RedisPrefix:     r.String(EnvRedisPrefix, "svc:"),
 		LogFormat:       r.String(EnvLogFormat, "text"),
 		LogLevel:        r.String(EnvLogLevel, "info"),
 		ShutdownTimeout: r.Duration(EnvShutdownTimeout, 10*time.Second),
@@ -84,11 +84,19 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		PasswordOut:     os.Stderr,
 		getenv:          getenv,
 	}
-	path, err := configfile.DefaultPath(getenv)
+	// A host profile has a Redis prefix of its own ("svc-NAME:") unless REDIS_PREFIX says otherwise.
+	name, err := profile.Name(getenv)
 	if err != nil {
 		r.Fail("%v", err)
 	}
-	cfg.ConfigPath = path
+	cfg.RedisPrefix = r.String(EnvRedisPrefix, profile.RedisPrefix(name))
+	if err == nil {
+		path, err := configfile.DefaultPath(getenv)
+		if err != nil {
+			r.Fail("%v", err)
+		}
+		cfg.ConfigPath = path
+	}
 	if _, _, err := net.SplitHostPort(cfg.Addr); err != nil {
 		r.Fail("%s=%q: want host:port", EnvAddr, cfg.Addr)
 	}

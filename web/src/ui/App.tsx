@@ -1,0 +1,144 @@
+// The layout: a top bar (sessions menu on phones, the inbox, the theme
+// switch), the sidebar (a drawer on phones, hidden not unmounted), and the
+// open view.
+
+import { useEffect } from "preact/hooks";
+import { post } from "../lib/api";
+import { baseName } from "../lib/format";
+import { drawerOpen, inboxOpen, navigate, pendingAll, pendingCount, route, sessions, theme } from "../state/app";
+import { SessionView } from "./Conversation";
+import { NewSession } from "./NewSession";
+import { PermInput } from "./Permission";
+import { Sidebar } from "./Sidebar";
+
+export function App() {
+  const r = route.value;
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === "Escape") {
+        drawerOpen.value = false;
+        inboxOpen.value = false;
+      }
+    };
+    addEventListener("keydown", onKey);
+    return () => removeEventListener("keydown", onKey);
+  }, []);
+  return (
+    <div class={`app ${drawerOpen.value ? "drawer-open" : ""}`}>
+      <TopBar />
+      <div class="body">
+        <div class="side" id="sessions-drawer">
+          <Sidebar />
+        </div>
+        {drawerOpen.value && <div class="scrim" onClick={() => (drawerOpen.value = false)} aria-hidden="true" />}
+        <main class="main" id="main">
+          {r.view === "session" && r.session ? <SessionView key={r.session} id={r.session} /> : r.view === "new" ? <NewSession /> : <Home />}
+        </main>
+      </div>
+      {inboxOpen.value && <Inbox />}
+    </div>
+  );
+}
+
+function TopBar() {
+  const n = pendingCount.value;
+  return (
+    <header class="topbar">
+      <button type="button" class="iconbtn drawerbtn" aria-label="Sessions menu" aria-expanded={drawerOpen.value} aria-controls="sessions-drawer" onClick={() => (drawerOpen.value = !drawerOpen.value)}>
+        ☰
+      </button>
+      <a class="brand" href="/" onClick={(e) => (e.preventDefault(), navigate("/"))}>
+        svc-code
+      </a>
+      <span class="spacer" />
+      <button type="button" class={`iconbtn inboxbtn ${n ? "has" : ""}`} aria-label="Pending permissions" aria-describedby="pending-count" aria-expanded={inboxOpen.value} onClick={() => (inboxOpen.value = !inboxOpen.value)}>
+        <span aria-hidden="true">⚑</span>
+        <span id="pending-count" class="badge">
+          {n}
+          <span class="sr-only"> pending</span>
+        </span>
+      </button>
+      <label class="sr-only" for="theme">
+        Theme
+      </label>
+      <select id="theme" class="themesel" value={theme.value} onChange={(e) => (theme.value = e.currentTarget.value as any)}>
+        <option value="system">Auto</option>
+        <option value="light">Light</option>
+        <option value="dark">Dark</option>
+      </select>
+      <form method="post" action="/api/logout" class="logout" onSubmit={(e) => (e.preventDefault(), post("/api/logout").finally(() => location.assign("/login")))}>
+        <button type="submit" class="mini">
+          Sign out
+        </button>
+      </form>
+    </header>
+  );
+}
+
+function Inbox() {
+  const items = pendingAll.value;
+  const byId = new Map(sessions.value.map((s) => [s.session_id, s]));
+  return (
+    <div class="inbox" role="dialog" aria-label="Pending permission requests">
+      <div class="panelhead">
+        <strong>Pending permissions ({items.length})</strong>
+        <button type="button" class="mini" onClick={() => (inboxOpen.value = false)}>
+          Close
+        </button>
+      </div>
+      {items.length === 0 && <p class="muted pad">Nothing waiting for you.</p>}
+      <ul class="plain">
+        {items.map((p) => {
+          const s = byId.get(p.session_id);
+          return (
+            <li key={p.session_id + p.request_id} class="inboxitem">
+              <div>
+                <strong>{p.tool_name}</strong> in <span>{s?.title || "Untitled session"}</span> <span class="muted">({baseName(s?.cwd ?? "")})</span>
+              </div>
+              <PermInput tool={p.tool_name} input={p.input} />
+              <a
+                class="button"
+                href={`/s/${p.session_id}`}
+                onClick={(e) => {
+                  e.preventDefault();
+                  inboxOpen.value = false;
+                  navigate(`/s/${p.session_id}`);
+                }}
+              >
+                Open to answer
+              </a>
+            </li>
+          );
+        })}
+      </ul>
+    </div>
+  );
+}
+
+function Home() {
+  const list = sessions.value;
+  return (
+    <div class="home">
+      <h1>svc-code</h1>
+      <p>Run, watch, steer and approve coding agents.</p>
+      <button type="button" class="primary big" onClick={() => navigate("/new")}>
+        Start a new session
+      </button>
+      {list.length > 0 && (
+        <>
+          <h2>Recent</h2>
+          <ul class="plain recent">
+            {list.slice(0, 8).map((s) => (
+              <li key={s.session_id}>
+                <a href={`/s/${s.session_id}`} onClick={(e) => (e.preventDefault(), navigate(`/s/${s.session_id}`))}>
+                  {s.title || "Untitled session"}
+                </a>{" "}
+                <span class="muted">{baseName(s.cwd)}</span>
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+    </div>
+  );
+}

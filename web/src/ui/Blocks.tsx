@@ -1,0 +1,302 @@
+// One component per block of the conversation. Blocks are memoised: a page
+// re-renders when a block is appended, but existing blocks do not.
+
+import { memo } from "preact/compat";
+import { useEffect, useState } from "preact/hooks";
+import { fmtCost, fmtDuration, fmtTokens } from "../lib/format";
+import type { Block, ToolResult } from "../state/session";
+import { LiveMarkdown } from "./Markdown";
+
+export interface BlockActions {
+  fork?: (line: number) => void;
+  favourite?: (line: number) => void;
+}
+
+export const BlockView = memo(function BlockView({ b, actions }: { b: Block; actions: BlockActions }) {
+  switch (b.kind) {
+    case "user":
+      return (
+        <article class="blk user" data-line={b.line} aria-label={`Your message, line ${b.line}`}>
+          <div class="bubble">
+            <pre class="usertext">{b.text}</pre>
+            {b.images.length > 0 && (
+              <div class="thumbs">
+                {b.images.map((im, i) => (
+                  <img key={i} alt={`image ${i + 1}`} src={`data:${im.source.media_type};base64,${im.source.data}`} />
+                ))}
+              </div>
+            )}
+          </div>
+          <MsgActions b={b} text={b.text} actions={actions} />
+        </article>
+      );
+    case "text":
+      return (
+        <article class="blk text" data-line={b.line}>
+          <LiveMarkdown text={b.text} open={b.open} />
+          <MsgActions b={b} text={b.text.peek()} actions={actions} />
+        </article>
+      );
+    case "thinking":
+      return (
+        <details class="blk thinking" data-line={b.line}>
+          <summary>Thinking</summary>
+          <pre class="wrap">{b.text}</pre>
+        </details>
+      );
+    case "tool":
+      return <ToolCard b={b} actions={actions} />;
+    case "result":
+      return (
+        <div class={`blk result ${b.isError ? "err" : ""}`} data-line={b.line}>
+          <span>{b.isError ? `turn ended: ${b.subtype || "error"}` : "turn done"}</span>
+          {b.durationMs !== undefined && <span>{fmtDuration(b.durationMs)}</span>}
+          <span title={`input ${b.inputTokens}, output ${b.outputTokens}, cache ${b.cacheTokens}`}>
+            {fmtTokens(b.inputTokens + b.cacheTokens)} in · {fmtTokens(b.outputTokens)} out
+          </span>
+          {b.cost !== undefined ? <span>{fmtCost(b.cost)}</span> : b.totalCost !== undefined && <span title="session total">{fmtCost(b.totalCost)} total</span>}
+          {b.text && <span class="errtext">{b.text}</span>}
+          <Raw value={b.raw} />
+        </div>
+      );
+    case "notice":
+      return (
+        <div class={`blk notice ${b.tone}`} data-line={b.line || undefined} role={b.tone === "error" ? "alert" : undefined}>
+          <strong>{b.label}</strong> <span class="wrap">{b.text}</span>
+          {b.raw !== undefined && <Raw value={b.raw} />}
+        </div>
+      );
+    case "raw_output":
+    case "stderr":
+      return (
+        <div class={`blk stream ${b.kind}`}>
+          <span class="tag">{b.kind === "stderr" ? "stderr" : "raw output"}</span>
+          <pre class="wrap">{b.text}</pre>
+        </div>
+      );
+    case "gap":
+      return (
+        <div class="blk gap" role="note">
+          {b.from === b.to ? `Line ${b.from} is missing from the log` : `Lines ${b.from}–${b.to} are missing from the log`}
+          {b.text ? `: ${b.text}` : " (lost by the server, not by this page)"}
+        </div>
+      );
+    case "json":
+      return (
+        <details class="blk json" data-line={b.line || undefined}>
+          <summary>{b.label}</summary>
+          <pre class="wrap">{JSON.stringify(b.value, null, 2)}</pre>
+        </details>
+      );
+  }
+});
+
+function MsgActions({ b, text, actions }: { b: Block; text: string; actions: BlockActions }) {
+  const [copied, setCopied] = useState(false);
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(b.kind === "text" ? b.text.peek() : text);
+      setCopied(true);
+      setTimeout(() => setCopied(false), 1500);
+    } catch {
+      /* no clipboard permission */
+    }
+  };
+  return (
+    <div class="msgactions">
+      <button type="button" class="mini" onClick={copy} aria-label={`Copy message of line ${b.line}`}>
+        {copied ? "Copied" : "Copy"}
+      </button>
+      {b.line > 0 && actions.fork && (
+        <button type="button" class="mini" onClick={() => actions.fork!(b.line)} aria-label={`Fork from line ${b.line}`}>
+          Fork
+        </button>
+      )}
+      {b.kind === "user" && b.line > 0 && actions.favourite && (
+        <button type="button" class="mini" onClick={() => actions.favourite!(b.line)} aria-label={`Favourite prompt of line ${b.line}`}>
+          ☆
+        </button>
+      )}
+    </div>
+  );
+}
+
+/** The record as received, one click away. */
+export function Raw({ value }: { value: unknown }) {
+  const [open, setOpen] = useState(false);
+  return (
+    <span class="raw">
+      <button type="button" class="mini" aria-expanded={open} onClick={() => setOpen(!open)}>
+        raw
+      </button>
+      {open && <pre class="wrap rawjson">{JSON.stringify(value, null, 2)}</pre>}
+    </span>
+  );
+}
+
+function resultText(r: ToolResult | null): string {
+  if (!r) return "";
+  const c = r.content;
+  if (typeof c === "string") return c;
+  if (Array.isArray(c)) return c.map((x: any) => (x?.type === "text" ? x.text : x?.type === "image" ? "[image]" : JSON.stringify(x))).join("\n");
+  return c === undefined || c === null ? "" : JSON.stringify(c, null, 2);
+}
+
+function toolSummary(name: string, input: any): string {
+  if (!input || typeof input !== "object") return "";
+  switch (name) {
+    case "Bash":
+      return input.command ?? "";
+    case "Edit":
+    case "Write":
+    case "MultiEdit":
+    case "Read":
+    case "NotebookEdit":
+      return input.file_path ?? input.notebook_path ?? "";
+    case "Grep":
+    case "Glob":
+      return input.pattern ?? "";
+    case "WebFetch":
+      return input.url ?? "";
+    case "WebSearch":
+      return input.query ?? "";
+    case "Task":
+      return input.description ?? "";
+    case "TodoWrite":
+      return `${(input.todos ?? []).length} items`;
+  }
+  const first = Object.values(input).find((v) => typeof v === "string");
+  return typeof first === "string" ? first : "";
+}
+
+function ToolCard({ b, actions }: { b: Extract<Block, { kind: "tool" }>; actions: BlockActions }) {
+  const r = b.result.value;
+  const state = !r ? "running" : r.is_error ? "error" : "done";
+  const summary = toolSummary(b.name, b.input);
+  return (
+    <details class={`blk tool ${state}`} data-line={b.line} open={b.name === "TodoWrite" || b.name === "Bash"}>
+      <summary>
+        <span class="toolname">{b.name}</span>
+        <span class="toolsum">{summary.split("\n")[0].slice(0, 160)}</span>
+        <span class={`toolstate ${state}`}>{state}</span>
+      </summary>
+      <div class="toolbody">
+        <ToolInput name={b.name} input={b.input} />
+        {r && <ToolOutput name={b.name} r={r} />}
+        <div class="toolfoot">
+          <Raw value={b.raw} />
+          {actions.fork && (
+            <button type="button" class="mini" onClick={() => actions.fork!(r ? r.line : b.line)} aria-label={`Fork from line ${r ? r.line : b.line}`}>
+              Fork
+            </button>
+          )}
+        </div>
+      </div>
+    </details>
+  );
+}
+
+function ToolInput({ name, input }: { name: string; input: any }) {
+  if (name === "Bash" && typeof input?.command === "string") {
+    return (
+      <div>
+        {input.description && <p class="muted">{input.description}</p>}
+        <pre class="cmd wrap">
+          <span class="prompt">$ </span>
+          {input.command}
+        </pre>
+      </div>
+    );
+  }
+  if (name === "Edit" && typeof input?.file_path === "string") {
+    return <DiffView path={input.file_path} before={input.old_string ?? ""} after={input.new_string ?? ""} />;
+  }
+  if (name === "MultiEdit" && Array.isArray(input?.edits)) {
+    return (
+      <div>
+        {input.edits.map((e: any, i: number) => (
+          <DiffView key={i} path={`${input.file_path} (${i + 1}/${input.edits.length})`} before={e.old_string ?? ""} after={e.new_string ?? ""} />
+        ))}
+      </div>
+    );
+  }
+  if (name === "Write" && typeof input?.file_path === "string") {
+    return <DiffView path={input.file_path} before="" after={input.content ?? ""} />;
+  }
+  if (name === "TodoWrite" && Array.isArray(input?.todos)) {
+    return (
+      <ul class="todos">
+        {input.todos.map((t: any, i: number) => (
+          <li key={i} class={t.status}>
+            <span aria-hidden="true">{t.status === "completed" ? "☑" : t.status === "in_progress" ? "◐" : "☐"}</span> {t.status === "in_progress" ? t.activeForm ?? t.content : t.content}
+            <span class="sr-only"> ({t.status})</span>
+          </li>
+        ))}
+      </ul>
+    );
+  }
+  return <pre class="wrap json">{JSON.stringify(input, null, 2)}</pre>;
+}
+
+function ToolOutput({ name, r }: { name: string; r: ToolResult }) {
+  const text = resultText(r);
+  const long = text.length > 4000;
+  const [all, setAll] = useState(!long);
+  if (name === "TodoWrite" && !r.is_error) return null;
+  return (
+    <div class={`toolout ${r.is_error ? "err" : ""}`}>
+      <pre class="wrap">{all ? text : text.slice(0, 4000)}</pre>
+      {!all && (
+        <button type="button" class="mini" onClick={() => setAll(true)}>
+          Show all ({text.length} characters)
+        </button>
+      )}
+    </div>
+  );
+}
+
+type Hunk = { added?: boolean; removed?: boolean; value: string };
+
+/** A line diff of a tool call; the diff library loads on first use. */
+function DiffView({ path, before, after }: { path: string; before: string; after: string }) {
+  const [parts, setParts] = useState<Hunk[] | null>(null);
+  useEffect(() => {
+    let live = true;
+    import("diff").then((d) => live && setParts(d.diffLines(before, after) as Hunk[]));
+    return () => {
+      live = false;
+    };
+  }, [before, after]);
+  let add = 0;
+  let rem = 0;
+  for (const p of parts ?? []) {
+    const n = p.value.split("\n").length - (p.value.endsWith("\n") ? 1 : 0);
+    if (p.added) add += n;
+    if (p.removed) rem += n;
+  }
+  return (
+    <div class="diff">
+      <div class="diffhead">
+        <span class="path">{path}</span>
+        {parts && (
+          <span>
+            <span class="plus">+{add}</span> <span class="minus">−{rem}</span>
+          </span>
+        )}
+      </div>
+      <pre class="diffbody">
+        {(parts ?? [{ value: after }]).map((p, i) =>
+          p.value
+            .replace(/\n$/, "")
+            .split("\n")
+            .map((l, j) => (
+              <div key={`${i}.${j}`} class={p.added ? "add" : p.removed ? "rem" : "ctx"}>
+                <span aria-hidden="true">{p.added ? "+" : p.removed ? "−" : " "}</span>
+                {l}
+              </div>
+            )),
+        )}
+      </pre>
+    </div>
+  );
+}
