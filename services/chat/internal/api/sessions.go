@@ -2,10 +2,10 @@ package api
 
 import (
 	"context"
+	"github.com/svc-code/svc-code/libs/protocol"
 	"os"
 	"path/filepath"
 	"strconv"
-	"time"
 	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
@@ -19,24 +19,7 @@ import (
 const MaxTitleLen = 500
 
 // sessionJSON is the session object of every session route.
-type sessionJSON struct {
-	SessionID      string    `json:"session_id"`
-	Title          string    `json:"title"`
-	Cwd            string    `json:"cwd"`
-	Provider       string    `json:"provider"`
-	ProviderLocked bool      `json:"provider_locked"`
-	PermissionMode string    `json:"permission_mode"`
-	Model          string    `json:"model"`
-	AgentRunning   bool      `json:"agent_running"`
-	IsCompacting   bool      `json:"is_compacting"`
-	CreatedAt      time.Time `json:"created_at"`
-	UpdatedAt      time.Time `json:"updated_at"`
-	Archived       bool      `json:"archived"`
-	ParentID       *string   `json:"parent_id"`
-	CostUSD        float64   `json:"cost_usd"`
-	Turns          int       `json:"turns"`
-	LastLine       int64     `json:"last_line"`
-}
+type sessionJSON = protocol.Session
 
 func (s *server) sessionJSON(ctx context.Context, sess store.Session) sessionJSON {
 	running, compacting := s.Runtime.State(ctx, sess.ID)

@@ -358,10 +358,7 @@ func (r *Room) takeover(ctx context.Context) {
 		return // this instance's own process asked them
 	}
 	for _, p := range pending {
-		r.Broadcast(NewFrame(0, map[string]any{
-			"type": "permission_resolved", "request_id": p.RequestID,
-			"behavior": "", "ok": false, "reason": "owner_lost",
-		}))
+		r.resolved(p.RequestID, "", false, "owner_lost", "")
 	}
 	m.cfg.Redis.Del(ctx, m.key("perm", r.id))
 }

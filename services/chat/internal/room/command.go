@@ -17,6 +17,8 @@ type Command struct {
 	RequestID string                   `json:"request_id,omitempty"`
 	Decision  agent.PermissionDecision `json:"decision"`
 	Answers   json.RawMessage          `json:"answers,omitempty"`
+	// AnsweredBy labels the page that answered a permission request.
+	AnsweredBy string `json:"answered_by,omitempty"`
 }
 
 // Do runs cmd for sender here when this instance owns the session (or
@@ -53,14 +55,14 @@ func (r *Room) exec(ctx context.Context, sender Sink, cmd Command) {
 		if string(cmd.Decision.UpdatedInput) == "null" { // a nil one, through JSON
 			cmd.Decision.UpdatedInput = nil
 		}
-		r.PermissionResponse(ctx, cmd.RequestID, cmd.Decision)
+		r.PermissionResponse(ctx, cmd.RequestID, cmd.Decision, cmd.AnsweredBy)
 	case "clear_session":
 		if _, err := r.Clear(ctx); err != nil {
 			r.m.log.ErrorContext(ctx, "clear session", "session_id", r.id, "err", err)
 			sender.Send(ErrorFrame("clear_session: could not clear the session"))
 		}
 	case "tool_answer":
-		if err := r.ToolAnswer(ctx, cmd.RequestID, cmd.Answers); err != nil {
+		if err := r.ToolAnswer(ctx, cmd.RequestID, cmd.Answers, cmd.AnsweredBy); err != nil {
 			sender.Send(ErrorFrame(err.Error()))
 		}
 	case apiStop, apiMode, apiEnd:
