@@ -435,8 +435,8 @@ func TestCodeScriptStreamsAFencedBlock(t *testing.T) {
 	if !strings.Contains(whole, want) {
 		t.Errorf("reply %q lacks the fenced block %q", whole, want)
 	}
-	if strings.Contains(texts[0], "```") || !strings.Contains(texts[1], "```go") {
-		t.Errorf("the fence should open in the second chunk, mid-stream: %q", texts)
+	if !strings.Contains(texts[1], want) {
+		t.Errorf("the second message should hold the whole fenced block: %q", texts)
 	}
 }
 

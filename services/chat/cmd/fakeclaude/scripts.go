@@ -138,12 +138,12 @@ func (t *turn) slow(n int) {
 	t.stream(chunks, t.f.delay)
 }
 
-// codeChunks is CODE's reply, a Markdown text with a fenced Go block, cut
-// where a streamed reply may be cut: mid-line and inside the fence.
+// codeChunks is CODE's reply: a Markdown text with a fenced Go block, in three
+// assistant messages as the CLI sends them without --include-partial-messages
+// (each a whole text block; with it, the deltas split them further).
 var codeChunks = []string{
 	"Here is the function:\n\n",
-	"```go\nfunc add(a, b int) int {\n",
-	"\treturn a + b\n}\n```\n\n",
+	"```go\nfunc add(a, b int) int {\n\treturn a + b\n}\n```\n",
 	"It adds two numbers.",
 }
 
