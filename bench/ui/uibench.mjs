@@ -158,7 +158,7 @@ async function sessionURL(title) {
   const ctx = await context();
   const page = await ctx.newPage();
   await page.goto('/');
-  await page.getByRole('navigation', { name: 'Sessions' }).getByRole('link', { name: new RegExp(`^${title}`) }).first().click();
+  await page.getByRole('navigation', { name: 'Sessions', exact: true }).getByRole('link', { name: new RegExp(`^${title}`) }).first().click();
   await until(async () => new URL(page.url()).pathname !== '/', { timeoutMs: 15_000, what: 'the session URL' });
   const url = page.url();
   await ctx.close();

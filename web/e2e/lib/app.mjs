@@ -117,7 +117,7 @@ export async function waitText(locator, pattern, timeoutMs = STEP_MS) {
 
 /** The session's link in the sidebar (its name starts with the title). */
 export function sessionLink(page, title) {
-  return page.getByRole('navigation', { name: 'Sessions' }).getByRole('link', { name: new RegExp(`^${re(title)}`) }).first();
+  return page.getByRole('navigation', { name: 'Sessions', exact: true }).getByRole('link', { name: new RegExp(`^${re(title)}`) }).first();
 }
 
 /**
@@ -129,7 +129,7 @@ export function sessionLink(page, title) {
  */
 export async function openSession(page, title, opts = {}) {
   if (!page.url().startsWith(stack.baseURL)) await page.goto('/');
-  if (opts.phone) await page.getByRole('button', { name: 'Sessions menu' }).click();
+  if (opts.phone) await page.getByRole('button', { name: 'Sessions menu', exact: true }).click();
   await sessionLink(page, title).click({ timeout: STEP_MS });
   await waitText(connection(page), /connected/i);
 }

@@ -134,7 +134,10 @@ export async function startStack({ artifacts, log = (s) => process.stderr.write(
       }
     }
     out.end();
-    if (!process.env.E2E_KEEP_HOME) await rm(home, { recursive: true, force: true });
+    if (!process.env.E2E_KEEP_HOME) {
+      await dropDatabase(dataHome, log);
+      await rm(home, { recursive: true, force: true });
+    }
   };
 
   try {
@@ -162,6 +165,47 @@ export async function startStack({ artifacts, log = (s) => process.stderr.write(
   } catch (err) {
     await stop();
     throw err;
+  }
+}
+
+/**
+ * Drops the database and the two roles provision.sh made for this data home
+ * (svc_code_<h>, svc_readonly_<h>: one set per data home, so every run would
+ * leave its own behind). Only names of that form are touched; a failure is
+ * reported, not fatal.
+ * @param {string} dataHome
+ * @param {(s: string) => void} log
+ */
+async function dropDatabase(dataHome, log) {
+  let env;
+  try {
+    env = await readFile(path.join(dataHome, 'postgres.env'), 'utf8');
+  } catch {
+    return; // never provisioned
+  }
+  const url = (key) => {
+    const v = new RegExp(`^${key}=(.+)$`, 'm').exec(env)?.[1];
+    return v ? new URL(v) : null;
+  };
+  const owner = url('DATABASE_URL');
+  const readonly = url('READONLY_DATABASE_URL');
+  const names = [owner?.pathname.slice(1), owner?.username, readonly?.username];
+  if (!names.every((n) => n && /^svc_(code|readonly)_[0-9a-f]{8}$/.test(n))) {
+    log(`not dropping the database of ${dataHome}: unexpected names ${JSON.stringify(names)}`);
+    return;
+  }
+  const [db, ownerRole, readonlyRole] = names;
+  const sql = `DROP DATABASE IF EXISTS ${db} WITH (FORCE); DROP ROLE IF EXISTS ${ownerRole}; DROP ROLE IF EXISTS ${readonlyRole};`;
+  const superURL = process.env.PROVISION_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+  try {
+    await run('psql', [superURL, '-q', '-v', 'ON_ERROR_STOP=1', '-c', sql]);
+  } catch (err) {
+    try {
+      if (process.getuid?.() !== 0) throw err;
+      await run('runuser', ['-u', 'postgres', '--', 'psql', '-q', '-v', 'ON_ERROR_STOP=1', '-c', sql]);
+    } catch (err2) {
+      log(`could not drop database ${db}: ${err2 instanceof Error ? err2.message : err2}`);
+    }
   }
 }
 

@@ -40,7 +40,7 @@ test('mode switch: next turn without a process, live with one', async () => {
   const context = await signedInContext(browser);
   const page = await context.newPage();
   await openSession(page, title);
-  const mode = page.getByRole('combobox', { name: 'Permission mode' });
+  const mode = page.getByRole('combobox', { name: 'Permission mode', exact: true });
 
   await mode.selectOption('acceptEdits');
   await waitText(page.locator('body'), /applies next turn/i);

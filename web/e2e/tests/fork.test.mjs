@@ -30,7 +30,7 @@ test('fork from a message', async () => {
   assert.ok(reply, 'the first reply is in the log');
   const block = page.locator(`[data-sid="${reply.sid}"]`);
   await block.hover();
-  await block.getByRole('button', { name: 'Fork from here' }).click();
+  await block.getByRole('button', { name: 'Fork from here', exact: true }).click();
 
   const fork = await until(async () => {
     const { threads } = await api('GET', `/api/session/${id}/threads`);

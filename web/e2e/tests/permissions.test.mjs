@@ -71,12 +71,12 @@ test('an edited input is what the agent runs', async () => {
   await send(page, 'RUN_BASH');
   const card = permissionCard(page, 'Bash');
   await card.waitFor({ timeout: STEP_MS });
-  await card.getByRole('button', { name: 'Edit input' }).click();
-  const input = card.getByRole('textbox', { name: 'Tool input' });
+  await card.getByRole('button', { name: 'Edit input', exact: true }).click();
+  const input = card.getByRole('textbox', { name: 'Tool input', exact: true });
   assert.match(await input.inputValue(), /echo hello-from-bash > bash_out\.txt/, 'the editor starts from the command');
   await input.fill('echo edited-by-e2e');
   await screenshots(page, 'permission-edit-input');
-  await card.getByRole('button', { name: 'Allow edited' }).click();
+  await card.getByRole('button', { name: 'Allow edited', exact: true }).click();
 
   await waitText(page.locator('body'), /Tool finished: ran: echo edited-by-e2e/);
   await retired(card);

@@ -24,7 +24,7 @@ test('phone: the drawer, and a permission answered with the card in view', async
   const context = await signedInContext(browser, { phone: true });
   const page = await context.newPage();
   await page.goto('/');
-  const menu = page.getByRole('button', { name: 'Sessions menu' });
+  const menu = page.getByRole('button', { name: 'Sessions menu', exact: true });
   await menu.waitFor({ timeout: STEP_MS });
   assert.equal(await sessionLink(page, title).isVisible(), false, 'the sidebar is a closed drawer');
   await menu.click();

@@ -23,13 +23,13 @@ test('a queued prompt is sent when the turn ends; a cancelled one never is', asy
   await waitText(agentStatus(page), /working/i);
   await send(page, 'ECHO first-queued');
   await send(page, 'ECHO cancelled-queued');
-  const queue = page.getByRole('list', { name: 'Queued prompts' });
+  const queue = page.getByRole('list', { name: 'Queued prompts', exact: true });
   const first = queue.getByRole('listitem').filter({ hasText: 'ECHO first-queued' });
   const second = queue.getByRole('listitem').filter({ hasText: 'ECHO cancelled-queued' });
   await first.waitFor({ timeout: STEP_MS });
   await second.waitFor({ timeout: STEP_MS });
   await screenshots(page, 'queued-prompt');
-  await second.getByRole('button', { name: 'Cancel' }).click();
+  await second.getByRole('button', { name: 'Cancel', exact: true }).click();
   await second.waitFor({ state: 'detached', timeout: STEP_MS });
   assert.match(await agentStatus(page).innerText(), /working/i, 'the queue was handled while the turn still ran');
 

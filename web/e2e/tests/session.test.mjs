@@ -21,12 +21,12 @@ test('create a session, and a streamed reply with code', async () => {
   // The form: working directory, provider by display name, title; Start opens it.
   const cwd = await workdir();
   const title = uniqueTitle('e2e create');
-  await page.getByRole('button', { name: 'New session' }).click();
-  await page.getByRole('textbox', { name: 'Working directory' }).fill(cwd);
-  await page.getByRole('combobox', { name: 'Provider' }).selectOption({ label: 'Claude Code' });
-  await page.getByRole('textbox', { name: 'Title' }).fill(title);
+  await page.getByRole('button', { name: 'New session', exact: true }).click();
+  await page.getByRole('textbox', { name: 'Working directory', exact: true }).fill(cwd);
+  await page.getByRole('combobox', { name: 'Provider', exact: true }).selectOption({ label: 'Claude Code' });
+  await page.getByRole('textbox', { name: 'Title', exact: true }).fill(title);
   await screenshots(page, 'new-session');
-  await page.getByRole('button', { name: 'Start' }).click();
+  await page.getByRole('button', { name: 'Start', exact: true }).click();
 
   await waitText(connection(page), /connected/i);
   await sessionLink(page, title).waitFor({ timeout: STEP_MS });

@@ -17,16 +17,16 @@ test('sign in: a wrong password is refused, the right one opens the app', async 
   await screenshots(page, 'sign-in');
 
   await page.getByLabel('Password', { exact: true }).fill('not-the-password');
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await waitText(page.getByRole('alert'), /wrong password/i);
   assert.equal((await context.cookies()).filter((c) => c.name === 'svc_auth').length, 0, 'no cookie for a wrong password');
 
   await page.getByLabel('Password', { exact: true }).fill(stack.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('navigation', { name: 'Sessions' }).waitFor({ timeout: STEP_MS });
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await page.getByRole('navigation', { name: 'Sessions', exact: true }).waitFor({ timeout: STEP_MS });
   assert.equal(new URL(page.url()).pathname.startsWith('/login'), false, 'signed in, the app is served at /');
-  await page.getByRole('button', { name: 'New session' }).waitFor({ timeout: STEP_MS });
-  await page.getByRole('button', { name: 'Pending permissions' }).waitFor({ timeout: STEP_MS });
+  await page.getByRole('button', { name: 'New session', exact: true }).waitFor({ timeout: STEP_MS });
+  await page.getByRole('button', { name: 'Pending permissions', exact: true }).waitFor({ timeout: STEP_MS });
   await waitText(connection(page), /connected|offline|reconnecting/i);
   await screenshots(page, 'home');
   await context.close();
