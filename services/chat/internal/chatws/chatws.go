@@ -194,6 +194,7 @@ func (s *server) prepare(c *fiber.Ctx) error {
 		if sess, err = s.Store.Create(ctx, n); err != nil {
 			return err
 		}
+		s.Rooms.SessionChanged(ctx, sess.ID)
 	}
 	c.Locals(upgradeKey, upgrade{sess: sess, after: after, reconnect: reconnect})
 	return c.Next()

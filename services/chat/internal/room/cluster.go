@@ -357,10 +357,11 @@ func (r *Room) takeover(ctx context.Context) {
 	if local > 0 {
 		return // this instance's own process asked them
 	}
+	// Out of the hash first: the Wakes' readers must not count them.
+	m.cfg.Redis.Del(ctx, m.key("perm", r.id))
 	for _, p := range pending {
 		r.resolved(p.RequestID, "", false, "owner_lost", "")
 	}
-	m.cfg.Redis.Del(ctx, m.key("perm", r.id))
 }
 
 // release gives up r's claim.

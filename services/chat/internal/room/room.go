@@ -124,6 +124,8 @@ type Manager struct {
 	ps          *redis.PubSub
 	stopCluster context.CancelFunc
 	loops       sync.WaitGroup
+	// wakeFn is given every Wake of this instance (events.go).
+	wakeFn func(Wake)
 	// subWait: per channel, who waits for its subscription's confirmation.
 	subMu   sync.Mutex
 	subWait map[string][]chan struct{}
@@ -352,6 +354,8 @@ type Room struct {
 	// the value written last (state.go).
 	stateMu      sync.Mutex
 	stateWritten string
+	// stateNotified is the state last announced to the events sockets.
+	stateNotified string
 
 	// claimMu serialises claiming the session; cmdMu guards the queue of
 	// commands forwarded by other instances.
@@ -504,6 +508,7 @@ func (r *Room) UserMessage(ctx context.Context, sender Sink, content string, ima
 		r.mu.Lock()
 		r.providerLocked = true
 		r.mu.Unlock()
+		r.m.notify(Wake{SessionID: r.id, Kind: WakeSession}) // provider_locked
 	}
 	line := msg.Line
 	// A prompt whose text is a favorite is stored as one (store.AppendMessage).
@@ -716,6 +721,8 @@ func (r *Room) pump(p agent.Provider, providerSessionID, providerName string) {
 			// Recorded and addressed in one step: a socket joining now
 			// gets it either replayed or live, never both.
 			r.m.permSet(r.id, e)
+			req := e
+			r.m.notify(Wake{SessionID: r.id, Kind: WakePermissionRequest, Request: &req})
 			r.mu.Lock()
 			r.pending[e.RequestID] = e
 			r.order = append(r.order, e.RequestID)
@@ -748,6 +755,7 @@ func (r *Room) pump(p agent.Provider, providerSessionID, providerName string) {
 			if _, err := st.SetPermissionMode(ctx, r.id, e.Mode); err != nil {
 				log.ErrorContext(ctx, "store permission mode", "err", err)
 			}
+			r.m.notify(Wake{SessionID: r.id, Kind: WakeSession})
 		case agent.TurnStarted:
 			r.setRunning(true)
 			r.turnStarted(providerName)
@@ -861,6 +869,7 @@ func (r *Room) recordTurn(ctx context.Context, costUSD float64) {
 	r.turnCount, r.turnCountKnown = sess.Turns, err == nil
 	r.providerLocked = r.providerLocked || err == nil // RecordTurn locks it too
 	r.mu.Unlock()
+	r.m.notify(Wake{SessionID: r.id, Kind: WakeSession}) // its turns and cost
 }
 
 // retire forgets a pending request and reports whether it was pending.
@@ -900,10 +909,12 @@ func PermissionRequestFrame(p agent.PermissionRequest, replay bool) Frame {
 
 // resolved broadcasts permission_resolved.
 func (r *Room) resolved(requestID, behavior string, ok bool, reason, answeredBy string) {
-	r.Broadcast(NewFrame(0, protocol.PermissionResolvedFrame{
+	f := protocol.PermissionResolvedFrame{
 		Type: protocol.FramePermissionResolved, RequestID: requestID, Behavior: behavior, OK: ok,
 		Reason: reason, AnsweredBy: answeredBy,
-	}))
+	}
+	r.Broadcast(NewFrame(0, f))
+	r.m.notify(Wake{SessionID: r.id, Kind: WakePermissionResolved, Resolved: &f})
 }
 
 // PermissionResponse answers a pending request and broadcasts
@@ -965,6 +976,7 @@ func (r *Room) SetPermissionMode(ctx context.Context, mode string) error {
 	if _, err := r.m.cfg.Store.SetPermissionMode(ctx, r.id, mode); err != nil {
 		return fmt.Errorf("store permission mode: %w", err)
 	}
+	r.m.notify(Wake{SessionID: r.id, Kind: WakeSession})
 	r.Broadcast(NewFrame(0, protocol.PermissionModeChangedFrame{Type: protocol.FramePermissionModeChanged, Mode: mode, Applied: string(applied)}))
 	return nil
 }
@@ -1007,6 +1019,8 @@ func (r *Room) Clear(ctx context.Context) (store.Session, error) {
 	r.Broadcast(NewFrame(0, protocol.SessionClearedFrame{
 		Type: protocol.FrameSessionCleared, SessionID: r.id, ArchivedSessionID: archived.ID,
 	}))
+	r.m.notify(Wake{SessionID: r.id, Kind: WakeSession})
+	r.m.notify(Wake{SessionID: archived.ID, Kind: WakeSession})
 	return archived, nil
 }
 

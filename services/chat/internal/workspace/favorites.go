@@ -112,6 +112,7 @@ func (s *server) putFavoriteSession(c *fiber.Ctx) error {
 	if tag.RowsAffected() == 0 { // deleted in between
 		return notFound("no session %q", id)
 	}
+	s.changed(ctx, id)
 	f, err := scanFavoriteSession(s.db.QueryRow(ctx, favoriteSessionQuery+` WHERE f.session_id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return notFound("no session %q", id)
@@ -136,6 +137,7 @@ func (s *server) deleteFavoriteSession(c *fiber.Ctx) error {
 	if tag.RowsAffected() == 0 {
 		return notFound("session %q is not a favorite", id)
 	}
+	s.changed(ctx, id)
 	return c.JSON(fiber.Map{"ok": true, "session_id": id})
 }
 
