@@ -122,7 +122,7 @@ function Home() {
       <h1>svc-code</h1>
       <p>Run, watch, steer and approve coding agents.</p>
       <button type="button" class="primary big" onClick={() => navigate("/new")}>
-        Start a new session
+        Create a session
       </button>
       {list.length > 0 && (
         <>

@@ -16,7 +16,7 @@ export const BlockView = memo(function BlockView({ b, actions }: { b: Block; act
   switch (b.kind) {
     case "user":
       return (
-        <article class="blk user" data-line={b.line} aria-label={`Your message, line ${b.line}`}>
+        <article class="blk user" data-line={b.line} aria-label={`Your message, line ${b.line}`} tabIndex={0}>
           <div class="bubble">
             <pre class="usertext">{b.text}</pre>
             {b.images.length > 0 && (
@@ -32,7 +32,7 @@ export const BlockView = memo(function BlockView({ b, actions }: { b: Block; act
       );
     case "text":
       return (
-        <article class="blk text" data-line={b.line}>
+        <article class="blk text" data-line={b.line} tabIndex={0}>
           <LiveMarkdown text={b.text} open={b.open} />
           <MsgActions b={b} text={b.text.peek()} actions={actions} />
         </article>
@@ -173,13 +173,16 @@ function ToolCard({ b, actions }: { b: Extract<Block, { kind: "tool" }>; actions
   const r = b.result.value;
   const state = !r ? "running" : r.is_error ? "error" : "done";
   const summary = toolSummary(b.name, b.input);
+  // The body (diffs, long output) is built only once the card is opened.
+  const [open, setOpen] = useState(b.name === "TodoWrite" || b.name === "Bash");
   return (
-    <details class={`blk tool ${state}`} data-line={b.line} open={b.name === "TodoWrite" || b.name === "Bash"}>
+    <details class={`blk tool ${state}`} data-line={b.line} open={open} onToggle={(e) => setOpen((e.currentTarget as HTMLDetailsElement).open)}>
       <summary>
         <span class="toolname">{b.name}</span>
         <span class="toolsum">{summary.split("\n")[0].slice(0, 160)}</span>
         <span class={`toolstate ${state}`}>{state}</span>
       </summary>
+      {open && (
       <div class="toolbody">
         <ToolInput name={b.name} input={b.input} />
         {r && <ToolOutput name={b.name} r={r} />}
@@ -192,6 +195,7 @@ function ToolCard({ b, actions }: { b: Extract<Block, { kind: "tool" }>; actions
           )}
         </div>
       </div>
+      )}
     </details>
   );
 }

@@ -309,7 +309,7 @@ export function Composer({ live, onExec, onStop }: { live: LiveSession; onExec: 
         <textarea
           ref={ta}
           aria-label="Message"
-          placeholder={enterSends.value ? "Message · Enter sends, Shift+Enter new line · / commands · @ files · !cmd runs" : "Message · Ctrl+Enter sends · / commands · @ files · !cmd runs"}
+          placeholder={narrow() ? "Message" : enterSends.value ? "Message · Enter sends, Shift+Enter new line · / commands · @ files · !cmd runs" : "Message · Ctrl+Enter sends · / commands · @ files · !cmd runs"}
           rows={1}
           value={text}
           onInput={onInput}
@@ -352,6 +352,8 @@ export function Composer({ live, onExec, onStop }: { live: LiveSession; onExec: 
     </div>
   );
 }
+
+const narrow = () => matchMedia("(max-width: 800px)").matches;
 
 function autosize(el: HTMLTextAreaElement | null) {
   if (!el) return;

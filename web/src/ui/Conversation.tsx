@@ -251,7 +251,8 @@ function SessionHeader({ live, onFork, onNotice }: { live: LiveSession; onFork: 
         <span class="ctl">
           {locked || provs.length < 2 ? (
             <span class="provider" title={locked ? "The provider is locked after the first turn" : ""}>
-              {provName} {locked && <span aria-label="locked">🔒</span>}
+              {provName}
+              {locked && <span class="muted"> · locked</span>}
             </span>
           ) : (
             <>
@@ -434,8 +435,15 @@ function Transcript({ live, actions, execs }: { live: LiveSession; actions: Bloc
     const el = scroller.current;
     const body = inner.current;
     if (!el || !body) return;
-    const onScroll = () => (atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80);
+    // Only the user unsticks the view (wheel, touch, keys, scrollbar): layout
+    // shifts of content-visibility and of late highlighting do not.
+    let intent = 0;
+    const mark = () => (intent = Date.now());
+    const onScroll = () => {
+      if (Date.now() - intent < 1000) atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80;
+    };
     el.addEventListener("scroll", onScroll, { passive: true });
+    for (const ev of ["wheel", "touchmove", "keydown", "pointerdown"]) el.addEventListener(ev, mark, { passive: true });
     const ro = new ResizeObserver(() => {
       if (atBottom.current) el.scrollTop = el.scrollHeight;
     });
@@ -443,6 +451,7 @@ function Transcript({ live, actions, execs }: { live: LiveSession; actions: Bloc
     el.scrollTop = el.scrollHeight;
     return () => {
       el.removeEventListener("scroll", onScroll);
+      for (const ev of ["wheel", "touchmove", "keydown", "pointerdown"]) el.removeEventListener(ev, mark);
       ro.disconnect();
     };
   }, []);

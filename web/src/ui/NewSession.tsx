@@ -21,6 +21,9 @@ export function NewSession() {
     if (provs.length === 0) loadProviders();
   }, []);
   useEffect(() => {
+    if (!cwd && recentCwd) setCwd(recentCwd);
+  }, [recentCwd]);
+  useEffect(() => {
     if (!provider && provs.length) setProvider((provs.find((p) => p.default) ?? provs[0]).name);
   }, [provs]);
 

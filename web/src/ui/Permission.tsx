@@ -69,8 +69,10 @@ export function PermissionCard({ p, h }: { p: PermState; h: PermHandlers }) {
       </header>
       {ask ? (
         <AskForm input={req.input as any} disabled={!live} onSubmit={(a) => sent(h.answers(a))} />
-      ) : (
+      ) : live || p.status === "sending" ? (
         <PermInput tool={req.tool_name} input={req.input} />
+      ) : (
+        <p class="permbrief wrap">{editableInput(req.tool_name, req.input).split("\n")[0].slice(0, 200)}</p>
       )}
       {live && !ask && (
         <div class="permactions">
@@ -130,9 +132,9 @@ export function PermissionCard({ p, h }: { p: PermState; h: PermHandlers }) {
 export function PermInput({ tool, input }: { tool: string; input: any }) {
   if (tool === "Bash" && typeof input?.command === "string") {
     return (
-      <div class="perminput">
+      <div class="permcmd">
         {input.description && <p class="muted">{input.description}</p>}
-        <pre class="cmd wrap">{input.command}</pre>
+        <pre class="perminput cmd wrap">{input.command}</pre>
       </div>
     );
   }

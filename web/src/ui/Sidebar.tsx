@@ -164,7 +164,7 @@ function SessionItem({ s, current, pending, fav }: { s: SessionSummary; current:
         <span class={`sstate ${state}`}>
           <span class="dot" aria-hidden="true" />
           {stateText}
-          {s.updated_at && <span class="muted"> · {fmtAgo(s.updated_at)}</span>}
+          {s.updated_at && <span class="muted">&nbsp;· {fmtAgo(s.updated_at)}</span>}
         </span>
       </a>
       <button type="button" class="mini more" aria-label={`Actions for ${s.title || "Untitled session"}`} aria-expanded={menu} onClick={() => setMenu(!menu)}>
