@@ -4,7 +4,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   launch, signedInContext, api, createSession, uniqueTitle, STEP_MS, screenshots, openSession,
-  send, waitIdle, waitText, until, logMessages, renderedSids, connection,
+  send, waitIdle, waitText, until, logMessages, renderedSids, ownBlockSids, connection,
 } from '../lib/app.mjs';
 
 /** @type {import('playwright-core').Browser} */
@@ -28,9 +28,7 @@ test('fork from a message', async () => {
   const log = await logMessages(id);
   const reply = log.find((m) => m.kind === 'agent' && m.payload.type === 'assistant' && JSON.stringify(m.payload).includes('ECHO one'));
   assert.ok(reply, 'the first reply is in the log');
-  const block = page.locator(`[data-sid="${reply.sid}"]`);
-  await block.hover();
-  await block.getByRole('button', { name: 'Fork from here', exact: true }).click();
+  await page.getByRole('button', { name: `Fork from line ${reply.line}`, exact: true }).click();
 
   const fork = await until(async () => {
     const { threads } = await api('GET', `/api/session/${id}/threads`);
@@ -41,11 +39,11 @@ test('fork from a message', async () => {
   assert.deepEqual(forkLog.map((m) => m.line), log.filter((m) => m.line <= reply.line).map((m) => m.line));
 
   // The app opens the fork: its lines, none of the second turn.
-  await until(async () => {
-    const sids = await renderedSids(page);
-    return sids.length > 0 && sids.every((s) => s.startsWith(`${fork.session_id}:`));
-  }, { timeoutMs: STEP_MS, what: 'the page to show the fork' });
-  await waitText(connection(page), new RegExp(`line ${reply.line}\\b`));
+  await until(async () => new URL(page.url()).pathname.includes(fork.session_id), { timeoutMs: STEP_MS, what: 'the page to open the fork' });
+  await waitText(connection(page), new RegExp(`connected · line ${reply.line}\\b`));
+  await waitText(page.locator('body'), /text="ECHO one"/);
+  const sids = await renderedSids(page, fork.session_id);
+  assert.deepEqual(sids, ownBlockSids(forkLog), 'the page shows the fork\'s lines');
   assert.equal(await page.getByText('text="ECHO two"').count(), 0, 'the fork does not hold the second turn');
   await screenshots(page, 'fork');
   await context.close();
