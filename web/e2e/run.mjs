@@ -18,7 +18,7 @@ import { startStack } from './lib/stack.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const artifacts = path.resolve(process.env.E2E_ARTIFACTS || path.join(here, 'artifacts'));
-await rm(path.join(artifacts, 'screens'), { recursive: true, force: true });
+for (const d of ['screens', 'failures']) await rm(path.join(artifacts, d), { recursive: true, force: true });
 
 /** The *.test.mjs files of a folder. */
 async function testsIn(dir) {

@@ -3,6 +3,7 @@
 // the browser, the API, and the page helpers written against the accessible
 // names of issue 16, item 10.
 import { chromium } from 'playwright-core';
+import { test as nodeTest } from 'node:test';
 import { mkdir, mkdtemp } from 'node:fs/promises';
 import path from 'node:path';
 import { until, listenerPid } from './stack.mjs';
@@ -22,10 +23,52 @@ export const PHONE = { width: 390, height: 844 };
 /** How long a step may take before the test fails. */
 export const STEP_MS = Number(process.env.E2E_STEP_MS || 15_000);
 
+/** The browser contexts of the running test (tests of a file run one by one). */
+let contexts = new Set();
+
+/**
+ * A test (node:test) whose browser contexts are closed at its end; when it
+ * fails, each of their pages is saved first as ARTIFACTS/failures/<test>-<n>.png.
+ * @param {string} name
+ * @param {() => Promise<void>} fn
+ */
+export function e2e(name, fn) {
+  return nodeTest(name, async () => {
+    contexts = new Set();
+    const mine = contexts;
+    try {
+      await fn();
+    } catch (err) {
+      const dir = path.join(ARTIFACTS, 'failures');
+      await mkdir(dir, { recursive: true });
+      let n = 0;
+      for (const ctx of mine) {
+        for (const page of ctx.pages()) {
+          const file = path.join(dir, `${name.replace(/[^\w-]+/g, '_').slice(0, 60)}-${++n}.png`);
+          await page.screenshot({ path: file, timeout: 5000 }).catch(() => {});
+        }
+      }
+      throw err;
+    } finally {
+      for (const ctx of mine) await ctx.close().catch(() => {});
+    }
+  });
+}
+
 /** Launches Debian's chromium (no browser download). */
 export async function launch() {
   const args = process.getuid?.() === 0 ? ['--no-sandbox'] : [];
   return chromium.launch({ executablePath: process.env.E2E_CHROMIUM || '/usr/bin/chromium', args });
+}
+
+/**
+ * A browser context that is not signed in (closed and shot on failure like the others).
+ * @param {import('playwright-core').Browser} browser
+ */
+export async function anonymousContext(browser) {
+  const context = await browser.newContext({ baseURL: stack.baseURL, viewport: DESKTOP });
+  contexts.add(context);
+  return context;
 }
 
 /**
@@ -40,6 +83,7 @@ export async function signedInContext(browser, opts = {}) {
     viewport: opts.phone ? PHONE : DESKTOP,
     ...(opts.phone ? { isMobile: true, hasTouch: true, deviceScaleFactor: 2 } : {}),
   });
+  contexts.add(context);
   const res = await context.request.post('/api/login', { data: { password: stack.password } });
   if (!res.ok()) throw new Error(`POST /api/login: ${res.status()} ${await res.text()}`);
   return context;

@@ -1,11 +1,12 @@
 // @ts-check
 // Stop shows its outcome; the permission-mode switch says whether it applied
 // live or waits for the next turn.
-import { test, before, after } from 'node:test';
+import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   launch, signedInContext, api, createSession, uniqueTitle, STEP_MS, screenshots, openSession,
   agentStatus, send, waitIdle, waitText, logMessages,
+  e2e,
 } from '../lib/app.mjs';
 
 /** @type {import('playwright-core').Browser} */
@@ -13,7 +14,7 @@ let browser;
 before(async () => { browser = await launch(); });
 after(async () => { await browser?.close(); });
 
-test('stop', async () => {
+e2e('stop', async () => {
   const { session_id: id, title } = await createSession(uniqueTitle('e2e stop'));
   const context = await signedInContext(browser);
   const page = await context.newPage();
@@ -35,7 +36,7 @@ test('stop', async () => {
   await context.close();
 });
 
-test('mode switch: next turn without a process, live with one', async () => {
+e2e('mode switch: next turn without a process, live with one', async () => {
   const { session_id: id, title } = await createSession(uniqueTitle('e2e mode'));
   const context = await signedInContext(browser);
   const page = await context.newPage();

@@ -1,10 +1,11 @@
 // @ts-check
 // Fork from a message: the fork holds the log up to that line, and opens.
-import { test, before, after } from 'node:test';
+import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   launch, signedInContext, api, createSession, uniqueTitle, STEP_MS, screenshots, openSession,
   send, waitIdle, waitText, until, logMessages, renderedSids, ownBlockSids, connection,
+  e2e,
 } from '../lib/app.mjs';
 
 /** @type {import('playwright-core').Browser} */
@@ -12,7 +13,7 @@ let browser;
 before(async () => { browser = await launch(); });
 after(async () => { await browser?.close(); });
 
-test('fork from a message', async () => {
+e2e('fork from a message', async () => {
   const { session_id: id, title } = await createSession(uniqueTitle('e2e fork'));
   const context = await signedInContext(browser);
   const page = await context.newPage();

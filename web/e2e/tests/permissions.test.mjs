@@ -1,11 +1,12 @@
 // @ts-check
 // Permission cards: answered in tab B while tab A's card retires; an edited
 // input that the agent receives; a pending card that survives a reload.
-import { test, before, after } from 'node:test';
+import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   launch, signedInContext, api, createSession, uniqueTitle, STEP_MS, screenshots, openSession,
   permissionCard, send, waitIdle, waitText, until,
+  e2e,
 } from '../lib/app.mjs';
 
 /** @type {import('playwright-core').Browser} */
@@ -30,7 +31,7 @@ async function tools(id) {
   return (await api('GET', `/api/sessions/${id}/logs/tools`)).tools;
 }
 
-test('a Bash permission answered in tab B retires tab A\'s card', async () => {
+e2e('a Bash permission answered in tab B retires tab A\'s card', async () => {
   const { session_id: id, title } = await createSession(uniqueTitle('e2e two tabs'));
   const context = await signedInContext(browser);
   const a = await context.newPage();
@@ -62,7 +63,7 @@ test('a Bash permission answered in tab B retires tab A\'s card', async () => {
   await context.close();
 });
 
-test('an edited input is what the agent runs', async () => {
+e2e('an edited input is what the agent runs', async () => {
   const { session_id: id, title } = await createSession(uniqueTitle('e2e edit input'));
   const context = await signedInContext(browser);
   const page = await context.newPage();
@@ -86,7 +87,7 @@ test('an edited input is what the agent runs', async () => {
   await context.close();
 });
 
-test('a pending card comes back after a reload', async () => {
+e2e('a pending card comes back after a reload', async () => {
   const { session_id: id, title } = await createSession(uniqueTitle('e2e reload'));
   const context = await signedInContext(browser);
   const page = await context.newPage();

@@ -1,11 +1,12 @@
 // @ts-check
 // The phone viewport (390×844): the sessions drawer, and a permission answered
 // with one thumb, its card in view.
-import { test, before, after } from 'node:test';
+import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   launch, signedInContext, createSession, uniqueTitle, STEP_MS, PHONE, screenshots, screenshot, openSession,
   message, permissionCard, send, waitIdle, waitText, sessionLink,
+  e2e,
 } from '../lib/app.mjs';
 
 /** @type {import('playwright-core').Browser} */
@@ -19,7 +20,7 @@ async function inView(locator) {
   return !!box && box.x >= 0 && box.y >= 0 && box.x + box.width <= PHONE.width && box.y + box.height <= PHONE.height;
 }
 
-test('phone: the drawer, and a permission answered with the card in view', async () => {
+e2e('phone: the drawer, and a permission answered with the card in view', async () => {
   const { title } = await createSession(uniqueTitle('e2e phone'));
   const context = await signedInContext(browser, { phone: true });
   const page = await context.newPage();

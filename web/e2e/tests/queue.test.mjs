@@ -2,11 +2,12 @@
 // A prompt sent while a turn runs is queued (shown in the region "Queued
 // prompts", cancellable), and
 // sent when the turn ends, in order; a cancelled one never reaches the agent.
-import { test, before, after } from 'node:test';
+import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   launch, signedInContext, createSession, uniqueTitle, STEP_MS, screenshots, openSession,
   agentStatus, send, waitIdle, waitText, until, logMessages,
+  e2e,
 } from '../lib/app.mjs';
 
 /** @type {import('playwright-core').Browser} */
@@ -14,7 +15,7 @@ let browser;
 before(async () => { browser = await launch(); });
 after(async () => { await browser?.close(); });
 
-test('a queued prompt is sent when the turn ends; a cancelled one never is', async () => {
+e2e('a queued prompt is sent when the turn ends; a cancelled one never is', async () => {
   const { session_id: id, title } = await createSession(uniqueTitle('e2e queue'));
   const context = await signedInContext(browser);
   const page = await context.newPage();

@@ -1,11 +1,12 @@
 // @ts-check
 // Create a session through the "New session" form, then a streamed reply with
 // a fenced code block.
-import { test, before, after } from 'node:test';
+import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   launch, signedInContext, api, workdir, uniqueTitle, STEP_MS, screenshots, connection, agentStatus,
   sessionLink, send, waitIdle, waitText, recordTexts, recordAppearances, logMessages,
+  e2e,
 } from '../lib/app.mjs';
 
 /** @type {import('playwright-core').Browser} */
@@ -13,7 +14,7 @@ let browser;
 before(async () => { browser = await launch(); });
 after(async () => { await browser?.close(); });
 
-test('create a session, and a streamed reply with code', async () => {
+e2e('create a session, and a streamed reply with code', async () => {
   const context = await signedInContext(browser);
   const page = await context.newPage();
   await page.goto('/');

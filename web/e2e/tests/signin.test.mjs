@@ -1,16 +1,16 @@
 // @ts-check
 // Sign in through the form, and a wrong password that is refused.
-import { test, before, after } from 'node:test';
+import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, stack, DESKTOP, STEP_MS, screenshots, waitText } from '../lib/app.mjs';
+import { e2e, launch, anonymousContext, stack, STEP_MS, screenshots, waitText } from '../lib/app.mjs';
 
 /** @type {import('playwright-core').Browser} */
 let browser;
 before(async () => { browser = await launch(); });
 after(async () => { await browser?.close(); });
 
-test('sign in: a wrong password is refused, the right one opens the app', async () => {
-  const context = await browser.newContext({ baseURL: stack.baseURL, viewport: DESKTOP });
+e2e('sign in: a wrong password is refused, the right one opens the app', async () => {
+  const context = await anonymousContext(browser);
   const page = await context.newPage();
   await page.goto('/');
   assert.match(new URL(page.url()).pathname, /^\/login/, 'an anonymous visit goes to the sign-in page');

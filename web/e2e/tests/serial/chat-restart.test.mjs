@@ -3,11 +3,12 @@
 // starts it again): the page shows the outage, reconnects by after_line, and in
 // the end shows every line of the log once, in order. It runs alone (run.mjs's
 // serial phase): the other tests would see chat go away.
-import { test, before, after } from 'node:test';
+import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   stack, launch, signedInContext, api, createSession, uniqueTitle, STEP_MS, screenshots, openSession,
   connection, send, waitIdle, waitText, until, logMessages, renderedSids, ownBlockSids, recordTexts, listenerPid,
+  e2e,
 } from '../../lib/app.mjs';
 
 /** @type {import('playwright-core').Browser} */
@@ -15,7 +16,7 @@ let browser;
 before(async () => { browser = await launch(); });
 after(async () => { await browser?.close(); });
 
-test('kill the chat service and bring it back: no line missing or doubled', async () => {
+e2e('kill the chat service and bring it back: no line missing or doubled', async () => {
   const { session_id: id, title } = await createSession(uniqueTitle('e2e chat restart'));
   const context = await signedInContext(browser);
   const page = await context.newPage();
