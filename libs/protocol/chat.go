@@ -93,6 +93,14 @@ type UserMessageStoredFrame struct {
 	IsFavorite bool   `json:"isFavorite"`
 }
 
+// UserMessageQueuedFrame acknowledges to its sender a prompt that was
+// queued (a turn was running, or older prompts wait): it is in the queue
+// frame, and goes when its turn comes.
+type UserMessageQueuedFrame struct {
+	Type    string `json:"type" tstype:"'user_message_queued'"`
+	QueueID string `json:"queue_id"`
+}
+
 // RawOutputFrame is a stdout line of the agent that is not JSON.
 type RawOutputFrame struct {
 	Type string `json:"type" tstype:"'raw_output'"`
@@ -197,11 +205,12 @@ type PongFrame struct {
 //tygo:emit
 var _ = `/** Every frame the server sends on /chat. */
 export type ChatFrame = ConnectedFrame | AgentMessageFrame | MessageStoredFrame | UserMessageStoredFrame
-  | RawOutputFrame | StderrFrame | PermissionRequestFrame | PermissionResolvedFrame | SessionClearedFrame
+  | UserMessageQueuedFrame | RawOutputFrame | StderrFrame | PermissionRequestFrame | PermissionResolvedFrame | SessionClearedFrame
   | StoppedFrame | PermissionModeChangedFrame | CompactProgressFrame | SessionEndedFrame | QueueFrame
   | ErrorFrame | PongFrame;`
 
-// UserMessage sends a prompt; while a turn runs it is queued.
+// UserMessage sends a prompt; while a turn runs (or older prompts wait
+// in the queue) it is queued.
 type UserMessage struct {
 	Type    string       `json:"type" tstype:"'user_message'"`
 	Content string       `json:"content"`
@@ -261,7 +270,9 @@ type CancelQueuedMessage struct {
 	QueueID string `json:"queue_id"`
 }
 
-// SendNowMessage stops the running turn and sends a queued prompt first.
+// SendNowMessage moves a queued prompt to the front of the queue and
+// stops the running turn, so that it goes next (at once when no turn
+// runs).
 type SendNowMessage struct {
 	Type    string `json:"type" tstype:"'send_now'"`
 	QueueID string `json:"queue_id"`

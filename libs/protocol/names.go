@@ -10,6 +10,7 @@ const (
 	FrameAgentMessage          = "agent_message"
 	FrameMessageStored         = "message_stored"
 	FrameUserMessageStored     = "user_message_stored"
+	FrameUserMessageQueued     = "user_message_queued"
 	FrameRawOutput             = "raw_output"
 	FrameStderr                = "stderr"
 	FramePermissionRequest     = "permission_request"

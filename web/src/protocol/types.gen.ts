@@ -105,6 +105,15 @@ export interface UserMessageStoredFrame {
   isFavorite: boolean;
 }
 /**
+ * UserMessageQueuedFrame acknowledges to its sender a prompt that was
+ * queued (a turn was running, or older prompts wait): it is in the queue
+ * frame, and goes when its turn comes.
+ */
+export interface UserMessageQueuedFrame {
+  type: 'user_message_queued';
+  queue_id: string;
+}
+/**
  * RawOutputFrame is a stdout line of the agent that is not JSON.
  */
 export interface RawOutputFrame {
@@ -231,11 +240,12 @@ export interface PongFrame {
 }
 /** Every frame the server sends on /chat. */
 export type ChatFrame = ConnectedFrame | AgentMessageFrame | MessageStoredFrame | UserMessageStoredFrame
-  | RawOutputFrame | StderrFrame | PermissionRequestFrame | PermissionResolvedFrame | SessionClearedFrame
+  | UserMessageQueuedFrame | RawOutputFrame | StderrFrame | PermissionRequestFrame | PermissionResolvedFrame | SessionClearedFrame
   | StoppedFrame | PermissionModeChangedFrame | CompactProgressFrame | SessionEndedFrame | QueueFrame
   | ErrorFrame | PongFrame;
 /**
- * UserMessage sends a prompt; while a turn runs it is queued.
+ * UserMessage sends a prompt; while a turn runs (or older prompts wait
+ * in the queue) it is queued.
  */
 export interface UserMessage {
   type: 'user_message';
@@ -315,7 +325,9 @@ export interface CancelQueuedMessage {
   queue_id: string;
 }
 /**
- * SendNowMessage stops the running turn and sends a queued prompt first.
+ * SendNowMessage moves a queued prompt to the front of the queue and
+ * stops the running turn, so that it goes next (at once when no turn
+ * runs).
  */
 export interface SendNowMessage {
   type: 'send_now';

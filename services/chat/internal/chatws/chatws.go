@@ -244,10 +244,11 @@ func (s *server) serve(ws *websocket.Conn, u upgrade) {
 	// socket, mostly idle, and its stack would keep their depth.
 	var r *room.Room
 	var head []room.Frame
+	var kick bool
 	joined := make(chan struct{})
 	go func() {
 		defer close(joined)
-		r, head = s.join(c, sess, reconnect)
+		r, head, kick = s.join(c, sess, reconnect)
 	}()
 	<-joined
 	defer r.Leave(c)
@@ -256,6 +257,13 @@ func (s *server) serve(ws *websocket.Conn, u upgrade) {
 		replay = func(put func(...room.Frame) error) (int64, error) { return s.replay(c, sess.ID, after, put) }
 	}
 	c.start(head, replay)
+	if kick {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			r.KickQueue(ctx, c)
+		}()
+	}
 	s.read(ctx, c, r)
 	c.close(websocket.CloseNormalClosure)
 	<-c.ended
@@ -263,19 +271,35 @@ func (s *server) serve(ws *websocket.Conn, u upgrade) {
 
 // join attaches c to the session's room and returns the room and the first
 // frames: connected, then the pending permission requests (replay: true).
-func (s *server) join(c *conn, sess store.Session, reconnect bool) (*room.Room, []room.Frame) {
+func (s *server) join(c *conn, sess store.Session, reconnect bool) (*room.Room, []room.Frame, bool) {
 	r, snap := s.Rooms.Join(sess.ID, c)
 	desc, _ := providers.Lookup(sess.Provider)
+	queue := []protocol.QueuedPrompt{}
+	kick := false
+	if reconnect { // a new session has none
+		ctx, cancel := context.WithTimeout(context.Background(), replayTimeout)
+		q, err := s.Store.Queue(ctx, sess.ID)
+		cancel()
+		if err != nil {
+			c.log.Error("read the prompt queue", "err", err)
+		}
+		for _, it := range q {
+			queue = append(queue, it.JSON())
+		}
+		// Prompts wait and nothing runs (chat restarted, the agent
+		// process ended): the owner is to send the first.
+		kick = len(q) > 0 && !snap.Running
+	}
 	head := []room.Frame{room.NewFrame(0, protocol.ConnectedFrame{
 		Type: protocol.FrameConnected, SessionID: sess.ID, Cwd: sess.Cwd, Home: s.Home, Workspace: sess.Cwd,
 		IsReconnect: reconnect, AgentRunning: snap.Running, IsCompacting: snap.Compacting,
 		Provider: sess.Provider, ProviderDisplayName: desc.DisplayName, ProviderCaps: protocol.ProviderCaps(desc.Caps),
-		ProviderLocked: sess.ProviderLocked, PermissionMode: sess.PermissionMode, Queue: []protocol.QueuedPrompt{},
+		ProviderLocked: sess.ProviderLocked, PermissionMode: sess.PermissionMode, Queue: queue,
 	})}
 	for _, p := range snap.Pending {
 		head = append(head, room.PermissionRequestFrame(p, true))
 	}
-	return r, head
+	return r, head, kick
 }
 
 // replay writes the log's lines after `after` and returns the last line
@@ -427,6 +451,12 @@ func (s *server) handle(ctx context.Context, c *conn, r *room.Room, raw []byte) 
 		r.Do(ctx, c, room.Command{Type: m.Type, Content: *m.Content, Images: m.Images})
 	case "stop", "clear_session":
 		r.Do(ctx, c, room.Command{Type: m.Type})
+	case "cancel_queued", "send_now":
+		if m.QueueID == "" {
+			c.Send(room.ErrorFrame(m.Type + ": queue_id is required"))
+			return
+		}
+		r.Do(ctx, c, room.Command{Type: m.Type, QueueID: m.QueueID})
 	case "set_permission_mode":
 		r.Do(ctx, c, room.Command{Type: m.Type, Mode: m.Mode})
 	case "permission_response":

@@ -350,6 +350,12 @@ type Room struct {
 	appendMu sync.Mutex
 	// startMu serialises starting the provider.
 	startMu sync.Mutex
+	// promptMu serialises what decides whether a prompt is sent or queued,
+	// and the queue's changes (queue.go); queueLen is the queue's length
+	// when queueKnown.
+	promptMu   sync.Mutex
+	queueLen   int
+	queueKnown bool
 	// stateMu serialises writing the live state to Redis; stateWritten is
 	// the value written last (state.go).
 	stateMu      sync.Mutex
@@ -491,6 +497,20 @@ type Image = protocol.ImageBlock
 // provider when it is not known to be locked: the prompt's commit is the
 // only PostgreSQL round trip before the agent gets the prompt.
 func (r *Room) UserMessage(ctx context.Context, sender Sink, content string, images []Image) {
+	r.promptMu.Lock()
+	defer r.promptMu.Unlock()
+	// A turn runs, or older prompts wait: this one waits too (queue.go).
+	n, err := r.queueLenLocked(ctx)
+	if err != nil {
+		r.m.log.ErrorContext(ctx, "read the prompt queue", "session_id", r.id, "err", err)
+		sender.Send(ErrorFrame("could not store the message"))
+		return
+	}
+	if n > 0 || r.isRunning() {
+		r.queuePromptLocked(ctx, sender, content, images)
+		r.sendFirstLocked(ctx) // idle with older prompts waiting: the oldest goes
+		return
+	}
 	payload, _ := json.Marshal(protocol.StoredPrompt{Role: "user", Content: content, Images: images})
 	prov, perr := r.provider(ctx)
 	r.mu.Lock()
@@ -518,20 +538,7 @@ func (r *Room) UserMessage(ctx context.Context, sender Sink, content string, ima
 		r.Broadcast(ErrorFrame(perr.Error()))
 		return
 	}
-	turn := agent.Turn{Text: content}
-	for _, im := range images {
-		turn.Images = append(turn.Images, agent.Image{MediaType: im.Source.MediaType, Data: im.Source.Data})
-	}
-	r.mu.Lock()
-	pr := &prompt{id: turnID(r.id, line), text: content, cwd: r.cwd, model: r.model}
-	r.mu.Unlock()
-	r.promptSent(pr)
-	r.setRunning(true)
-	if err := prov.Send(ctx, turn); err != nil {
-		r.promptFailed(pr)
-		r.setRunning(false)
-		r.Broadcast(ErrorFrame(sendError(err)))
-	}
+	r.sendTurn(ctx, prov, line, content, images)
 }
 
 func sendError(err error) string {
@@ -765,6 +772,7 @@ func (r *Room) pump(p agent.Provider, providerSessionID, providerName string) {
 			}
 			turnRecorded = false
 			r.turnEnded(&e)
+			r.kickQueue()
 		case agent.ProcessExited:
 			r.mu.Lock()
 			r.running, r.compacting = false, false
@@ -773,6 +781,9 @@ func (r *Room) pump(p agent.Provider, providerSessionID, providerName string) {
 			r.stateChanged()
 			if cut {
 				r.turnEnded(nil)
+			}
+			if e.Cause != agent.ExitClosed {
+				r.kickQueue() // a turn cut off, or a process to respawn
 			}
 			if e.Cause != agent.ExitRespawn {
 				r.Broadcast(NewFrame(0, protocol.SessionEndedFrame{
