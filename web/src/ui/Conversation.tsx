@@ -19,7 +19,7 @@ import { Composer, type ExecResult } from "./Composer";
 import { PermissionCard } from "./Permission";
 
 /** Pages (of 50 blocks) rendered at first; earlier ones come on demand. */
-const FIRST_PAGES = 4;
+const FIRST_PAGES = 2;
 
 export function SessionView({ id }: { id: string }) {
   const live = useMemo(() => new LiveSession(id), [id]);
