@@ -20,7 +20,7 @@ export TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=
 export TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 
 .PHONY: build run test test-deps check vet lint fmt-check passwd bench bench-terminal clean compose-check \
-	test-real-agents bench-chat bench-shadow bench-analytics ui ui-check ui-test ui-dev
+	test-real-agents bench-chat bench-shadow bench-analytics protocol ui ui-check ui-test ui-dev
 
 # build: compile the five services into bin/
 build:
@@ -89,6 +89,11 @@ lint:
 
 vet:
 	pkgs=$$($(MODULE_PKGS)); $(GO) vet $$pkgs
+
+# protocol: regenerate web/src/protocol/types.gen.ts from the Go types of libs/protocol
+# (tygo, pinned in tools/tygo); libs/protocol's tests fail while it is stale
+protocol:
+	cd libs && $(GO) generate ./protocol
 
 # fmt-check: fail if gofmt would change any Go file (testdata and vendor excluded)
 fmt-check:

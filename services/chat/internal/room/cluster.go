@@ -357,13 +357,11 @@ func (r *Room) takeover(ctx context.Context) {
 	if local > 0 {
 		return // this instance's own process asked them
 	}
-	for _, p := range pending {
-		r.Broadcast(NewFrame(0, map[string]any{
-			"type": "permission_resolved", "request_id": p.RequestID,
-			"behavior": "", "ok": false, "reason": "owner_lost",
-		}))
-	}
+	// Out of the hash first: the Wakes' readers must not count them.
 	m.cfg.Redis.Del(ctx, m.key("perm", r.id))
+	for _, p := range pending {
+		r.resolved(p.RequestID, "", false, "owner_lost", "")
+	}
 }
 
 // release gives up r's claim.

@@ -24,6 +24,7 @@
 package workspace
 
 import (
+	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -41,16 +42,23 @@ type Deps struct {
 	// DB is chat's pool; its search_path leads to chat's tables.
 	DB  *pgxpool.Pool
 	Log *slog.Logger
+	// Changed, when set, is told of a session whose favorite flag changed
+	// (for the events sockets).
+	Changed func(ctx context.Context, sessionID string)
 }
 
 type server struct {
-	db  *pgxpool.Pool
-	log *slog.Logger
+	db      *pgxpool.Pool
+	log     *slog.Logger
+	changed func(ctx context.Context, sessionID string)
 }
 
 // Register adds the workspace routes to app.
 func Register(app *fiber.App, d Deps) {
-	s := &server{db: d.DB, log: d.Log}
+	s := &server{db: d.DB, log: d.Log, changed: d.Changed}
+	if s.changed == nil {
+		s.changed = func(context.Context, string) {}
+	}
 
 	app.Get("/api/drafts", s.listDrafts)
 	app.Post("/api/drafts", s.createDraft)
