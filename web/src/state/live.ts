@@ -128,6 +128,8 @@ export class LiveSession {
         this.outbox.reconnected();
         return;
       case "user_message_stored":
+      case "user_message_queued":
+        // The sender's prompt is stored, or queued behind the running turn.
         this.outbox.acknowledged();
         return;
       case "session_cleared":
