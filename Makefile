@@ -20,7 +20,7 @@ export TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=
 export TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 
 .PHONY: build run test test-deps check vet lint fmt-check passwd bench bench-terminal clean compose-check \
-	test-real-agents bench-chat bench-shadow bench-analytics ui ui-check ui-test ui-dev ui-e2e bench-ui protocol
+	test-real-agents bench-chat bench-shadow bench-analytics protocol ui ui-check ui-test ui-dev ui-e2e bench-ui
 
 # build: compile the five services into bin/
 build:

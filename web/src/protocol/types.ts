@@ -114,6 +114,7 @@ export type ChatFrame =
   | { type: "agent_message"; data: any; line: number }
   | { type: "message_stored"; message: { role: "user"; content: string; images?: ImageBlock[] }; line: number }
   | { type: "user_message_stored"; promptId: string; isFavorite: boolean }
+  | { type: "user_message_queued"; queue_id: string }
   | { type: "raw_output"; line: string }
   | { type: "stderr"; line: string }
   | PermissionRequestFrame

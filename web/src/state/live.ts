@@ -82,7 +82,7 @@ export class LiveSession {
       this.store.providerLocked.value = s.provider_locked;
       this.store.cwd.value = s.cwd;
       this.store.agentRunning.value = s.agent_running;
-      const msgs = await this.readLog(0);
+      const msgs = await this.readLogParallel(s.last_line ?? 0);
       if (this.closed) return;
       this.store.loadMessages(msgs);
     } catch (e) {
@@ -93,6 +93,22 @@ export class LiveSession {
     }
     this.loading.value = false;
     if (!this.closed) this.socket.start();
+  }
+
+  /**
+   * The whole log, its pages fetched at once: page i asks for the lines after
+   * i × LOG_PAGE. Lines lost in a crash make a page reach into the next one;
+   * the overlap is dropped by the store's sid de-duplication, and nothing is
+   * skipped (each page holds every line from its start to at least the next
+   * page's start). What is past last_line comes from the socket.
+   */
+  private async readLogParallel(lastLine: number): Promise<StoredMessage[]> {
+    const n = Math.max(1, Math.ceil(lastLine / LOG_PAGE));
+    if (n === 1) return this.readLog(0);
+    const pages = await Promise.all(
+      Array.from({ length: n }, (_, i) => get<{ messages: StoredMessage[] }>(`/api/sessions/${q(this.id)}/logs/messages?since=${i * LOG_PAGE}&limit=${LOG_PAGE}`).then((r) => r.messages)),
+    );
+    return pages.flat();
   }
 
   private async readLog(since: number): Promise<StoredMessage[]> {
@@ -112,6 +128,8 @@ export class LiveSession {
         this.outbox.reconnected();
         return;
       case "user_message_stored":
+      case "user_message_queued":
+        // The sender's prompt is stored, or queued behind the running turn.
         this.outbox.acknowledged();
         return;
       case "session_cleared":

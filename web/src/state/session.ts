@@ -25,6 +25,10 @@ interface BlockBase {
   key: string;
   /** The log line this block came from; 0 for frames that are not logged. */
   line: number;
+  /** The sid of the line this block is the element of (one block per line). */
+  sid?: string;
+  /** Sids of lines shown without a block of their own (a tool result, a stream delta, a turn's init). */
+  extra?: Signal<string[]>;
   /** The record as received, shown by "raw". */
   raw?: unknown;
 }
@@ -38,7 +42,8 @@ export type Block =
   | (BlockBase & { kind: "notice"; tone: "info" | "warn" | "error"; label: string; text: string })
   | (BlockBase & { kind: "raw_output" | "stderr"; text: string })
   | (BlockBase & { kind: "gap"; from: number; to: number; text?: string })
-  | (BlockBase & { kind: "json"; label: string; value: unknown });
+  | (BlockBase & { kind: "json"; label: string; value: unknown })
+  | (BlockBase & { kind: "meta" });
 
 export interface Page {
   key: number;
@@ -56,6 +61,9 @@ export class SessionStore {
   private tools = new Map<string, Extract<Block, { kind: "tool" }>>();
   private openText: Extract<Block, { kind: "text" }> | null = null;
   private seq = 0;
+  /** The line being applied, and whether a block took its sid. */
+  private curLine = 0;
+  private owned = false;
 
   readonly pages = signal<Page[]>([]);
   readonly count = signal(0);
@@ -95,6 +103,35 @@ export class SessionStore {
 
   /** Applies one frame; returns false when it was a duplicate. */
   apply(f: ChatFrame): boolean {
+    const line = (f as any).line;
+    const logged = typeof line === "number" && line > 0;
+    if (logged) {
+      if (this.seen.has(`${this.id}:${line}`)) return false;
+      this.curLine = line;
+      this.owned = false;
+    }
+    const r = this.apply1(f);
+    if (logged) {
+      // Every line the page took is one element: a line that made no block
+      // of its own rides on the last block, so the page's sids stay in order.
+      if (!this.owned) {
+        const sid = `${this.id}:${line}`;
+        const last = this.lastBlock();
+        if (last?.extra) last.extra.value = [...last.extra.peek(), sid];
+        else this.push({ kind: "meta", key: this.key(), line: 0, extra: signal([sid]) });
+      }
+      this.curLine = 0;
+    }
+    return r;
+  }
+
+  private lastBlock(): Block | undefined {
+    const pages = this.pages.peek();
+    const bl = pages[pages.length - 1]?.blocks.peek();
+    return bl?.[bl.length - 1];
+  }
+
+  private apply1(f: ChatFrame): boolean {
     const line = (f as any).line;
     if (typeof line === "number" && line > 0) {
       const sid = `${this.id}:${line}`;
@@ -137,6 +174,7 @@ export class SessionStore {
         this.agent(f.data, f.line);
         return true;
       case "user_message_stored":
+      case "user_message_queued":
         return true;
       case "raw_output":
       case "stderr":
@@ -339,6 +377,11 @@ export class SessionStore {
   }
 
   private push(b: Block) {
+    if (!b.extra) b.extra = signal<string[]>([]);
+    if (b.line > 0 && b.line === this.curLine && !this.owned) {
+      b.sid = `${this.id}:${b.line}`;
+      this.owned = true;
+    }
     const pages = this.pages.value;
     const last = pages[pages.length - 1];
     if (last && last.blocks.peek().length < PAGE) {

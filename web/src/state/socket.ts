@@ -42,7 +42,8 @@ export class ReconnectingSocket {
   private retryTimer: ReturnType<typeof setTimeout> | null = null;
   private pingTimer: ReturnType<typeof setInterval> | null = null;
   private lastFrame = 0;
-  private stopped = false;
+  /** Until start(), nothing (a wake, a retry) opens the socket. */
+  private stopped = true;
   private o: SocketOptions;
   private WS: typeof WebSocket;
   private now: () => number;

@@ -140,3 +140,30 @@ describe("SessionStore: the frame reducer", () => {
     expect(s.queue.value).toEqual([]);
   });
 });
+
+describe("SessionStore: one element per line", () => {
+  it("gives each line's sid to one block, in line order, tool results and inits included", () => {
+    const s = new SessionStore(ID);
+    s.apply(prompt(1, "go"));
+    s.apply({ type: "agent_message", line: 2, data: { type: "system", subtype: "init" } });
+    s.apply(assistant(3, [{ type: "text", text: "two tools" }, { type: "tool_use", id: "a", name: "Read", input: {} }]));
+    s.apply(assistant(4, [{ type: "tool_use", id: "b", name: "Read", input: {} }]));
+    s.apply({ type: "agent_message", line: 5, data: { type: "user", message: { content: [{ type: "tool_result", tool_use_id: "a", content: "A" }] } } });
+    s.apply({ type: "agent_message", line: 6, data: { type: "user", message: { content: [{ type: "tool_result", tool_use_id: "b", content: "B" }] } } });
+    s.apply({ type: "agent_message", line: 7, data: { type: "result", subtype: "success" } });
+    // The page's order of [data-sid]: each block's own sid, then its extras.
+    const order = s.allBlocks().flatMap((b) => [...(b.sid ? [b.sid] : []), ...(b.extra?.peek() ?? [])]);
+    expect(order).toEqual([1, 2, 3, 4, 5, 6, 7].map((l) => `${ID}:${l}`));
+    // Line 3 made two blocks; only the first carries its sid.
+    expect(s.allBlocks().filter((b) => b.line === 3).map((b) => b.sid)).toEqual([`${ID}:3`, undefined]);
+  });
+
+  it("keeps a sid for a line that comes before any block", () => {
+    const s = new SessionStore(ID);
+    s.apply({ type: "agent_message", line: 1, data: { type: "system", subtype: "init" } });
+    const b = s.allBlocks();
+    expect(b).toHaveLength(1);
+    expect(b[0].kind).toBe("meta");
+    expect(b[0].extra?.peek()).toEqual([`${ID}:1`]);
+  });
+});

@@ -148,3 +148,17 @@ describe("ReconnectingSocket", () => {
     sock.stop();
   });
 });
+
+describe("ReconnectingSocket before start", () => {
+  it("does not open on a wake or a retry before start (the log is still loading)", () => {
+    FakeWS.all = [];
+    const sock = new ReconnectingSocket({ url: () => "/x", onFrame: () => {}, WS: FakeWS as any });
+    sock.wake();
+    sock.retryNow();
+    sock.reconnect("focus");
+    expect(FakeWS.all).toHaveLength(0);
+    sock.start();
+    expect(FakeWS.all).toHaveLength(1);
+    sock.stop();
+  });
+});

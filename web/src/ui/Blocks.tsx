@@ -13,10 +13,23 @@ export interface BlockActions {
 }
 
 export const BlockView = memo(function BlockView({ b, actions }: { b: Block; actions: BlockActions }) {
+  const extra = b.extra?.value ?? [];
+  return (
+    <div class={`bw bw-${b.kind}`} data-sid={b.sid} data-line={b.line || undefined} tabIndex={b.sid ? 0 : undefined}>
+      <BlockBody b={b} />
+      {extra.map((sid) => (
+        <span key={sid} hidden data-sid={sid} />
+      ))}
+      {b.sid && <MsgActions b={b} actions={actions} />}
+    </div>
+  );
+});
+
+function BlockBody({ b }: { b: Block }) {
   switch (b.kind) {
     case "user":
       return (
-        <article class="blk user" data-line={b.line} aria-label={`Your message, line ${b.line}`} tabIndex={0}>
+        <article class="blk user" aria-label={`Your message, line ${b.line}`}>
           <div class="bubble">
             <pre class="usertext">{b.text}</pre>
             {b.images.length > 0 && (
@@ -27,28 +40,26 @@ export const BlockView = memo(function BlockView({ b, actions }: { b: Block; act
               </div>
             )}
           </div>
-          <MsgActions b={b} text={b.text} actions={actions} />
         </article>
       );
     case "text":
       return (
-        <article class="blk text" data-line={b.line} tabIndex={0}>
+        <article class="blk text">
           <LiveMarkdown text={b.text} open={b.open} />
-          <MsgActions b={b} text={b.text.peek()} actions={actions} />
         </article>
       );
     case "thinking":
       return (
-        <details class="blk thinking" data-line={b.line}>
+        <details class="blk thinking">
           <summary>Thinking</summary>
           <pre class="wrap">{b.text}</pre>
         </details>
       );
     case "tool":
-      return <ToolCard b={b} actions={actions} />;
+      return <ToolCard b={b} />;
     case "result":
       return (
-        <div class={`blk result ${b.isError ? "err" : ""}`} data-line={b.line}>
+        <div class={`blk result ${b.isError ? "err" : ""}`}>
           <span>{b.isError ? `turn ended: ${b.subtype || "error"}` : "turn done"}</span>
           {b.durationMs !== undefined && <span>{fmtDuration(b.durationMs)}</span>}
           <span title={`input ${b.inputTokens}, output ${b.outputTokens}, cache ${b.cacheTokens}`}>
@@ -61,7 +72,7 @@ export const BlockView = memo(function BlockView({ b, actions }: { b: Block; act
       );
     case "notice":
       return (
-        <div class={`blk notice ${b.tone}`} data-line={b.line || undefined} role={b.tone === "error" ? "alert" : undefined}>
+        <div class={`blk notice ${b.tone}`} role={b.tone === "error" ? "alert" : undefined}>
           <strong>{b.label}</strong> <span class="wrap">{b.text}</span>
           {b.raw !== undefined && <Raw value={b.raw} />}
         </div>
@@ -83,19 +94,39 @@ export const BlockView = memo(function BlockView({ b, actions }: { b: Block; act
       );
     case "json":
       return (
-        <details class="blk json" data-line={b.line || undefined}>
+        <details class="blk json">
           <summary>{b.label}</summary>
           <pre class="wrap">{JSON.stringify(b.value, null, 2)}</pre>
         </details>
       );
+    case "meta":
+      return null;
   }
-});
+}
 
-function MsgActions({ b, text, actions }: { b: Block; text: string; actions: BlockActions }) {
+function copyText(b: Block): string {
+  switch (b.kind) {
+    case "user":
+      return b.text;
+    case "text":
+      return b.text.peek();
+    case "thinking":
+      return b.text;
+    case "tool":
+      return JSON.stringify({ name: b.name, input: b.input, result: b.result.peek()?.content ?? null }, null, 2);
+    case "notice":
+    case "raw_output":
+    case "stderr":
+      return b.text;
+  }
+  return JSON.stringify(b.raw ?? null, null, 2);
+}
+
+function MsgActions({ b, actions }: { b: Block; actions: BlockActions }) {
   const [copied, setCopied] = useState(false);
   const copy = async () => {
     try {
-      await navigator.clipboard.writeText(b.kind === "text" ? b.text.peek() : text);
+      await navigator.clipboard.writeText(copyText(b));
       setCopied(true);
       setTimeout(() => setCopied(false), 1500);
     } catch {
@@ -104,17 +135,17 @@ function MsgActions({ b, text, actions }: { b: Block; text: string; actions: Blo
   };
   return (
     <div class="msgactions">
-      <button type="button" class="mini" onClick={copy} aria-label={`Copy message of line ${b.line}`}>
+      <button type="button" class="mini" onClick={copy}>
         {copied ? "Copied" : "Copy"}
       </button>
-      {b.line > 0 && actions.fork && (
-        <button type="button" class="mini" onClick={() => actions.fork!(b.line)} aria-label={`Fork from line ${b.line}`}>
-          Fork
+      {actions.fork && (
+        <button type="button" class="mini" onClick={() => actions.fork!(b.line)} title={`A new session holding this conversation up to line ${b.line}`}>
+          Fork from here
         </button>
       )}
-      {b.kind === "user" && b.line > 0 && actions.favourite && (
-        <button type="button" class="mini" onClick={() => actions.favourite!(b.line)} aria-label={`Favourite prompt of line ${b.line}`}>
-          ☆
+      {b.kind === "user" && actions.favourite && (
+        <button type="button" class="mini" onClick={() => actions.favourite!(b.line)}>
+          Favourite prompt
         </button>
       )}
     </div>
@@ -169,14 +200,14 @@ function toolSummary(name: string, input: any): string {
   return typeof first === "string" ? first : "";
 }
 
-function ToolCard({ b, actions }: { b: Extract<Block, { kind: "tool" }>; actions: BlockActions }) {
+function ToolCard({ b }: { b: Extract<Block, { kind: "tool" }> }) {
   const r = b.result.value;
   const state = !r ? "running" : r.is_error ? "error" : "done";
   const summary = toolSummary(b.name, b.input);
   // The body (diffs, long output) is built only once the card is opened.
   const [open, setOpen] = useState(b.name === "TodoWrite" || b.name === "Bash");
   return (
-    <details class={`blk tool ${state}`} data-line={b.line} open={open} onToggle={(e) => setOpen((e.currentTarget as HTMLDetailsElement).open)}>
+    <details class={`blk tool ${state}`} open={open} onToggle={(e) => setOpen((e.currentTarget as HTMLDetailsElement).open)}>
       <summary>
         <span class="toolname">{b.name}</span>
         <span class="toolsum">{summary.split("\n")[0].slice(0, 160)}</span>
@@ -188,11 +219,6 @@ function ToolCard({ b, actions }: { b: Extract<Block, { kind: "tool" }>; actions
         {r && <ToolOutput name={b.name} r={r} />}
         <div class="toolfoot">
           <Raw value={b.raw} />
-          {actions.fork && (
-            <button type="button" class="mini" onClick={() => actions.fork!(r ? r.line : b.line)} aria-label={`Fork from line ${r ? r.line : b.line}`}>
-              Fork
-            </button>
-          )}
         </div>
       </div>
       )}

@@ -19,7 +19,7 @@ import { Composer, type ExecResult } from "./Composer";
 import { PermissionCard } from "./Permission";
 
 /** Pages (of 50 blocks) rendered at first; earlier ones come on demand. */
-const FIRST_PAGES = 4;
+const FIRST_PAGES = 2;
 
 export function SessionView({ id }: { id: string }) {
   const live = useMemo(() => new LiveSession(id), [id]);
@@ -381,30 +381,40 @@ function QueueView({ live }: { live: LiveSession }) {
   const out = live.outbox.items.value;
   if (queue.length === 0 && out.length === 0) return null;
   return (
-    <div class="queue" role="region" aria-label="Queued prompts">
-      {out.map((it) => (
-        <div class="qitem" key={it.id}>
-          <span class="tag">{it.state === "waiting" ? "waiting for the connection" : "sending"}</span>
-          <span class="qtext">{it.content}</span>
-          {it.state === "waiting" && (
-            <button type="button" class="mini" onClick={() => live.outbox.remove(it.id)}>
-              Cancel
-            </button>
-          )}
-        </div>
-      ))}
-      {queue.map((it) => (
-        <div class="qitem" key={it.queue_id}>
-          <span class="tag">queued</span>
-          <span class="qtext">{it.content}</span>
-          <button type="button" class="mini" onClick={() => live.send({ type: "cancel_queued", queue_id: it.queue_id })}>
-            Cancel
-          </button>
-          <button type="button" class="mini" onClick={() => live.send({ type: "send_now", queue_id: it.queue_id })}>
-            Stop and send now
-          </button>
-        </div>
-      ))}
+    <div class="queue">
+      {out.length > 0 && (
+        <ul class="plain" aria-label="Waiting to send">
+          {out.map((it) => (
+            <li class="qitem" key={it.id}>
+              <span class="tag">{it.state === "waiting" ? "waiting for the connection" : "sending"}</span>
+              <span class="qtext">{it.content}</span>
+              {it.state === "waiting" && (
+                <button type="button" class="mini" onClick={() => live.outbox.remove(it.id)}>
+                  Cancel
+                </button>
+              )}
+            </li>
+          ))}
+        </ul>
+      )}
+      {queue.length > 0 && (
+        <ul class="plain" aria-label="Queued prompts">
+          {queue.map((it, i) => (
+            <li class="qitem" key={it.queue_id}>
+              <span class="tag">queued {i + 1}</span>
+              <span class="qtext" title={it.content}>
+                {it.content}
+              </span>
+              <button type="button" class="mini" onClick={() => live.send({ type: "cancel_queued", queue_id: it.queue_id })}>
+                Cancel
+              </button>
+              <button type="button" class="mini" title="Stop the running turn and send this prompt now" onClick={() => live.send({ type: "send_now", queue_id: it.queue_id })}>
+                Send now
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
     </div>
   );
 }

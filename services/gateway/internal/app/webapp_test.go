@@ -1,6 +1,8 @@
 package app
 
 import (
+	"compress/gzip"
+	"io"
 	"io/fs"
 	"regexp"
 	"strings"
@@ -46,6 +48,21 @@ func TestWebApp(t *testing.T) {
 	}
 	if !strings.Contains(r.header.Get("Cache-Control"), "immutable") {
 		t.Errorf("asset Cache-Control %q, want immutable", r.header.Get("Cache-Control"))
+	}
+	// Compressed for a browser that takes gzip; the same bytes once unzipped.
+	gz := g.do(req{path: m, headers: cookie(c, map[string]string{"Accept-Encoding": "gzip, br"})})
+	if gz.header.Get("Content-Encoding") != "gzip" || len(gz.body) >= len(r.body) {
+		t.Fatalf("asset with Accept-Encoding gzip: encoding %q, %d bytes (plain %d)", gz.header.Get("Content-Encoding"), len(gz.body), len(r.body))
+	}
+	zr, err := gzip.NewReader(strings.NewReader(gz.body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain, _ := io.ReadAll(zr); string(plain) != r.body {
+		t.Fatal("the gzipped asset does not unzip to the asset")
+	}
+	if no := g.do(req{path: m, headers: cookie(c, map[string]string{"Accept-Encoding": "gzip;q=0"})}); no.header.Get("Content-Encoding") != "" {
+		t.Errorf("gzip;q=0 still got %q", no.header.Get("Content-Encoding"))
 	}
 	// The service worker is public, comes from the build, and caches no API.
 	r = g.do(req{path: "/sw.js"})

@@ -1,11 +1,14 @@
 package server
 
 import (
+	"bytes"
+	"compress/gzip"
 	"io/fs"
 	"mime"
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -55,6 +58,13 @@ func (s *Server) static(c *fiber.Ctx) error {
 		ct = fiber.MIMEOctetStream
 	}
 	c.Set(fiber.HeaderContentType, ct)
+	if strings.HasPrefix(name, "assets/") {
+		c.Vary(fiber.HeaderAcceptEncoding)
+		if gz := gzipped(name, b); gz != nil && acceptsGzip(c) {
+			c.Set(fiber.HeaderContentEncoding, "gzip")
+			b = gz
+		}
+	}
 	switch {
 	case name == "sw.js":
 		c.Set(fiber.HeaderCacheControl, "no-cache")
@@ -76,4 +86,40 @@ func appCSP(c *fiber.Ctx) string {
 	return "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; " +
 		"img-src 'self' data: blob:; connect-src 'self' ws://" + host + " wss://" + host + "; " +
 		"object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'self'"
+}
+
+// gzipCache holds the gzipped app assets (compressed once, on first use).
+var gzipCache sync.Map // name → []byte (nil when gzip does not pay)
+
+// gzipped is the asset gzipped, or nil for content that does not shrink.
+func gzipped(name string, b []byte) []byte {
+	if v, ok := gzipCache.Load(name); ok {
+		gz, _ := v.([]byte)
+		return gz
+	}
+	var gz []byte
+	switch path.Ext(name) {
+	case ".js", ".css", ".html", ".json", ".svg":
+		var buf bytes.Buffer
+		w, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+		_, _ = w.Write(b)
+		if w.Close() == nil && buf.Len() < len(b) {
+			gz = buf.Bytes()
+		}
+	}
+	gzipCache.Store(name, gz)
+	return gz
+}
+
+// acceptsGzip reports whether the request's Accept-Encoding takes gzip
+// (a q=0 refuses it).
+func acceptsGzip(c *fiber.Ctx) bool {
+	for _, part := range strings.Split(c.Get(fiber.HeaderAcceptEncoding), ",") {
+		enc, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.EqualFold(strings.TrimSpace(enc), "gzip") {
+			q := strings.ReplaceAll(strings.TrimSpace(params), " ", "")
+			return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
+		}
+	}
+	return false
 }
