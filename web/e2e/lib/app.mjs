@@ -203,31 +203,16 @@ export async function waitIdle(page, timeoutMs = STEP_MS) {
 }
 
 /**
- * The sids of the rendered log lines, in page order: each block's
- * `data-sid`, or `{session_id}:{data-line}` where the app marks blocks by line.
+ * The sids of the log lines the page took in: every `[data-sid]` in the page
+ * (one element per line: a block, or a hidden span for a line folded into
+ * another block), sorted by line.
  * @param {import('playwright-core').Page} page
- * @param {string} sessionId
  * @returns {Promise<string[]>}
  */
-export function renderedSids(page, sessionId) {
-  return page.evaluate((id) => Array.from(document.querySelectorAll('[data-sid], [data-line]'),
-    (el) => el.getAttribute('data-sid') ?? `${id}:${el.getAttribute('data-line')}`), sessionId);
-}
-
-/**
- * The log lines the page shows as blocks of their own: all but the user
- * messages that only carry tool results (shown inside their tool's card) and
- * the system/init message that opens every turn (the app shows none).
- * @param {any[]} log
- */
-export function ownBlockSids(log) {
-  return log.filter((m) => {
-    if (m.kind !== 'agent') return true;
-    const p = m.payload ?? {};
-    if (p.type === 'system' && p.subtype === 'init') return false;
-    const c = p.type === 'user' ? p.message?.content : null;
-    return !(Array.isArray(c) && c.length > 0 && c.every((b) => b?.type === 'tool_result'));
-  }).map((m) => m.sid);
+export async function renderedSids(page) {
+  const sids = await page.evaluate(() => Array.from(document.querySelectorAll('[data-sid]'), (el) => el.getAttribute('data-sid') ?? ''));
+  const line = (sid) => Number(sid.slice(sid.lastIndexOf(':') + 1));
+  return sids.sort((x, y) => line(x) - line(y));
 }
 
 /**

@@ -1,5 +1,5 @@
 // @ts-check
-// A prompt sent while a turn runs is queued (shown in the region "Queued
+// A prompt sent while a turn runs is queued (shown in the list "Queued
 // prompts", cancellable), and
 // sent when the turn ends, in order; a cancelled one never reaches the agent.
 import { before, after } from 'node:test';
@@ -25,9 +25,9 @@ e2e('a queued prompt is sent when the turn ends; a cancelled one never is', asyn
   await waitText(agentStatus(page), /working/i);
   await send(page, 'ECHO first-queued');
   await send(page, 'ECHO cancelled-queued');
-  const queue = page.getByRole('region', { name: 'Queued prompts', exact: true });
-  const first = queue.locator('div').filter({ hasText: 'ECHO first-queued' });
-  const second = queue.locator('div').filter({ hasText: 'ECHO cancelled-queued' });
+  const queue = page.getByRole('list', { name: 'Queued prompts', exact: true });
+  const first = queue.getByRole('listitem').filter({ hasText: 'ECHO first-queued' });
+  const second = queue.getByRole('listitem').filter({ hasText: 'ECHO cancelled-queued' });
   await first.waitFor({ timeout: STEP_MS });
   await second.waitFor({ timeout: STEP_MS });
   await screenshots(page, 'queued-prompt');
@@ -37,7 +37,7 @@ e2e('a queued prompt is sent when the turn ends; a cancelled one never is', asyn
 
   await waitText(page.locator('body'), /text="ECHO first-queued"/, 20_000);
   await waitIdle(page);
-  await until(async () => (await queue.count()) === 0 || (await queue.getByText(/ECHO /).count()) === 0, { timeoutMs: STEP_MS, what: 'an empty queue' });
+  await until(async () => (await queue.getByRole('listitem').count()) === 0, { timeoutMs: STEP_MS, what: 'an empty queue' });
 
   const log = await logMessages(id);
   const prompts = log.filter((m) => m.kind === 'user_prompt').map((m) => m.payload.message ?? m.payload.content ?? JSON.stringify(m.payload));
