@@ -450,7 +450,7 @@ func TestFloodScriptPace(t *testing.T) {
 	if texts[5] != "Line 6 of 6: the agent keeps **talking**, with `code` now and then.\n" {
 		t.Errorf("last chunk %q", texts[5])
 	}
-	if min := 5 * floodDelay; took < min {
-		t.Errorf("6 chunks took %v, want at least %v (20 ms apart)", took, min)
+	if least := 5 * floodDelay; took < least {
+		t.Errorf("6 chunks took %v, want at least %v (20 ms apart)", took, least)
 	}
 }
