@@ -107,3 +107,22 @@ e2e('a pending card comes back after a reload', async () => {
   assert.equal(bash.result?.content, 'hello-from-bash');
   await context.close();
 });
+
+e2e('Deny with a reason: the agent gets the reason and does not run the tool', async () => {
+  const { session_id: id, title } = await createSession(uniqueTitle('e2e deny'));
+  const context = await signedInContext(browser);
+  const page = await context.newPage();
+  await openSession(page, title);
+
+  await send(page, 'RUN_BASH');
+  const card = permissionCard(page, 'Bash');
+  await card.waitFor({ timeout: STEP_MS });
+  await card.getByRole('textbox', { name: 'Reason', exact: true }).fill('not on this machine');
+  await card.getByRole('button', { name: 'Deny', exact: true }).click();
+  await waitText(page.locator('body'), /Tool finished: not on this machine/);
+  await retired(card);
+  await waitIdle(page);
+  const [bash] = await tools(id);
+  assert.equal(bash.result?.is_error, true, 'the tool did not run');
+  assert.equal(bash.result?.content, 'not on this machine', 'the agent received the reason');
+});
