@@ -54,6 +54,13 @@ export class LiveSession {
         setSessionPending(id, items.filter((p) => p.status === "pending" || p.status === "sending").map((p) => p.req));
       }),
     );
+    // A socket that keeps failing may be refused because the session is gone
+    // (404 before the upgrade): ask, and stop retrying if so.
+    this.disposers.push(
+      this.socket.state.subscribe((st) => {
+        if (st.kind === "reconnecting" && st.attempt >= 2) this.checkGone();
+      }),
+    );
     const wake = () => {
       if (document.visibilityState === "hidden") {
         this.hiddenAt = Date.now();
@@ -139,6 +146,23 @@ export class LiveSession {
       case "agent_message":
         if (f.data?.type === "result") this.refreshSession();
         return;
+    }
+  }
+
+  private checking = false;
+  private async checkGone() {
+    if (this.checking || this.closed) return;
+    this.checking = true;
+    try {
+      await get(`/api/session/${q(this.id)}`);
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 404) {
+        this.socket.stop();
+        this.socket.state.value = { kind: "closed", why: "the session was deleted" };
+        removeSession(this.id);
+      }
+    } finally {
+      this.checking = false;
     }
   }
 

@@ -351,6 +351,15 @@ function Pending({ live }: { live: LiveSession }) {
   const items = live.store.perms.items.value;
   // Pending cards, and answered ones until dismissed (they say who answered).
   const [dismissed, setDismissed] = useState<Set<string>>(new Set());
+  // An answered card says who answered for a while, then goes; an expired
+  // one stays until dismissed (the user's answer was not used).
+  const answered = items.filter((p) => p.status === "answered" || p.status === "retired").map((p) => p.req.request_id).join(",");
+  useEffect(() => {
+    if (!answered) return;
+    const ids = answered.split(",");
+    const t = setTimeout(() => setDismissed((d) => new Set([...d, ...ids])), 12000);
+    return () => clearTimeout(t);
+  }, [answered]);
   const shown = items.filter((p) => !dismissed.has(p.req.request_id));
   if (shown.length === 0) return null;
   return (

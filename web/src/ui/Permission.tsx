@@ -72,7 +72,7 @@ export function PermissionCard({ p, h }: { p: PermState; h: PermHandlers }) {
       ) : live || p.status === "sending" ? (
         <PermInput tool={req.tool_name} input={req.input} />
       ) : (
-        <p class="permbrief wrap">{editableInput(req.tool_name, req.input).split("\n")[0].slice(0, 200)}</p>
+        <p class="permbrief wrap">{(req.tool_name === "Bash" && typeof (req.input as any)?.command === "string" ? String((req.input as any).command) : JSON.stringify(req.input)).slice(0, 200)}</p>
       )}
       {live && !ask && (
         <div class="permactions">
