@@ -160,7 +160,17 @@ func (h *Hub) Run(ctx context.Context) {
 			h.wg.Wait()
 			return
 		case c := <-h.joins:
-			h.join(ctx, c)
+			// The sockets joining together share one snapshot.
+			joining := []*conn{c}
+			for more := true; more && len(joining) < 256; {
+				select {
+				case c := <-h.joins:
+					joining = append(joining, c)
+				default:
+					more = false
+				}
+			}
+			h.join(ctx, joining)
 		case c := <-h.leave:
 			delete(h.conns, c)
 		case w := <-h.wakes:
@@ -218,25 +228,30 @@ func (h *Hub) subscribe(ctx context.Context, channel string) {
 	}
 }
 
-// join sends c a fresh snapshot and registers it; when the snapshot shows
-// that the other sockets' state is stale, they get it too.
-func (h *Hub) join(ctx context.Context, c *conn) {
+// join sends the joining sockets a fresh snapshot and registers them;
+// when the snapshot shows that the other sockets' state is stale, they get
+// it too.
+func (h *Hub) join(ctx context.Context, joining []*conn) {
 	snap, err := h.snapshot(ctx)
 	if err != nil {
 		h.log.ErrorContext(ctx, "events snapshot", "err", err)
-		c.send(errorFrame("could not read the sessions: try again"))
-		c.close(closeTryAgain)
+		for _, c := range joining {
+			c.send(errorFrame("could not read the sessions: try again"))
+			c.close(closeTryAgain)
+		}
 		return
 	}
 	f := encode(snap.frame)
-	c.send(f)
 	if !snap.view.equal(h.view) {
 		for o := range h.conns {
 			o.send(f)
 		}
 	}
 	h.view = snap.view
-	h.conns[c] = true
+	for _, c := range joining {
+		c.send(f)
+		h.conns[c] = true
+	}
 }
 
 // recheck compares the view with a fresh snapshot; on a difference every

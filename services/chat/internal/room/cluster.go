@@ -340,6 +340,7 @@ func (r *Room) claim(ctx context.Context) (bool, error) {
 	r.stateWritten = "" // what another owner left is unknown
 	r.stateMu.Unlock()
 	r.takeover(ctx)
+	r.kickQueue() // prompts a previous owner left queued
 	return true, nil
 }
 

@@ -89,8 +89,8 @@ func (r *Room) queuePromptLocked(ctx context.Context, sender Sink, content strin
 // sendFirstLocked sends the first queued prompt when no turn runs;
 // r.promptMu must be held.
 func (r *Room) sendFirstLocked(ctx context.Context) {
-	if r.isRunning() {
-		return
+	if r.isRunning() || r.m.closing.Load() {
+		return // (shutting down: the queue waits in PostgreSQL)
 	}
 	if n, err := r.queueLenLocked(ctx); err != nil || n == 0 {
 		if err != nil {
