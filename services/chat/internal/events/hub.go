@@ -81,10 +81,13 @@ type Hub struct {
 	check chan struct{} // a check is due now (capacity 1)
 	// stopped is closed when Run ends.
 	stopped chan struct{}
-	// count is the sockets registered or joining, for MaxSockets.
-	mu    sync.Mutex
-	count int
-	wg    sync.WaitGroup
+	// count is the sockets registered or joining, for MaxSockets; closed
+	// is set when Run ends, after which no socket is served (so wg.Add
+	// never races wg.Wait).
+	mu     sync.Mutex
+	count  int
+	closed bool
+	wg     sync.WaitGroup
 
 	// Owned by the run goroutine.
 	conns map[*conn]bool
@@ -152,6 +155,9 @@ func (h *Hub) Run(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
+			h.mu.Lock()
+			h.closed = true
+			h.mu.Unlock()
 			close(h.stopped)
 			for c := range h.conns {
 				c.close(closeGoingAway)
