@@ -29,7 +29,10 @@ e2e('fork from a message', async () => {
   const log = await logMessages(id);
   const reply = log.find((m) => m.kind === 'agent' && m.payload.type === 'assistant' && JSON.stringify(m.payload).includes('ECHO one'));
   assert.ok(reply, 'the first reply is in the log');
-  await page.locator(`[data-sid="${reply.sid}"]`).getByRole('button', { name: 'Fork from here', exact: true }).click();
+  // The message's actions show over it on hover (or focus), as for a person.
+  const block = page.locator(`[data-sid="${reply.sid}"]`);
+  await block.hover();
+  await block.getByRole('button', { name: 'Fork from here', exact: true }).click();
 
   const fork = await until(async () => {
     const { threads } = await api('GET', `/api/session/${id}/threads`);
