@@ -195,14 +195,15 @@ async function dropDatabase(dataHome, log) {
     return;
   }
   const [db, ownerRole, readonlyRole] = names;
-  const sql = `DROP DATABASE IF EXISTS ${db} WITH (FORCE); DROP ROLE IF EXISTS ${ownerRole}; DROP ROLE IF EXISTS ${readonlyRole};`;
+  // One -c each: DROP DATABASE cannot run in the transaction of a multi-statement -c.
+  const sql = [`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`, `DROP ROLE IF EXISTS ${ownerRole}`, `DROP ROLE IF EXISTS ${readonlyRole}`].flatMap((q) => ['-c', q]);
   const superURL = process.env.PROVISION_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
   try {
-    await run('psql', [superURL, '-q', '-v', 'ON_ERROR_STOP=1', '-c', sql]);
+    await run('psql', [superURL, '-q', '-v', 'ON_ERROR_STOP=1', ...sql]);
   } catch (err) {
     try {
       if (process.getuid?.() !== 0) throw err;
-      await run('runuser', ['-u', 'postgres', '--', 'psql', '-q', '-v', 'ON_ERROR_STOP=1', '-c', sql]);
+      await run('runuser', ['-u', 'postgres', '--', 'psql', '-q', '-v', 'ON_ERROR_STOP=1', ...sql]);
     } catch (err2) {
       log(`could not drop database ${db}: ${err2 instanceof Error ? err2.message : err2}`);
     }
