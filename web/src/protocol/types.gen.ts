@@ -4,6 +4,8 @@
 //////////
 // source: chat.go
 
+/** A JSON object, passed through as the agent or the client wrote it. */
+export type JSONObject = { [key: string]: unknown };
 /**
  * ProviderCaps are what a provider can do (GET /api/providers, connected).
  */
@@ -85,7 +87,7 @@ export interface ConnectedFrame {
  */
 export interface AgentMessageFrame {
   type: 'agent_message';
-  data: Record<string;
+  data: JSONObject;
   line?: number /* int64 */;
 }
 /**
@@ -134,7 +136,7 @@ export interface PermissionRequestFrame {
   type: 'permission_request';
   request_id: string;
   tool_name: string;
-  input: Record<string;
+  input: JSONObject;
   /**
    * Suggestions are the agent's suggested permission updates, answered
    * by their index (suggestion_index).
@@ -287,7 +289,7 @@ export interface PermissionResponseMessage {
   /**
    * UpdatedInput replaces the tool's input (allow only).
    */
-  updated_input?: Record<string;
+  updated_input?: JSONObject;
   /**
    * SuggestionIndex applies one of the request's suggestions.
    */
@@ -311,7 +313,7 @@ export interface ToolAnswerMessage {
   /**
    * Answers maps each question's text to the chosen label(s).
    */
-  answers: Record<string;
+  answers: JSONObject;
   /**
    * AnsweredBy: as in PermissionResponseMessage.
    */
@@ -366,7 +368,7 @@ export interface PendingPermission {
   session_id: string;
   request_id: string;
   tool_name: string;
-  input: Record<string;
+  input: JSONObject;
   suggestions: unknown[];
 }
 /**
@@ -542,7 +544,7 @@ export interface LogMessage {
   sid: string;
   line: number /* int64 */;
   kind: 'user_prompt' | 'agent' | 'notice';
-  payload: Record<string;
+  payload: JSONObject;
   is_favorite: boolean;
   created_at: string /* RFC 3339 */;
 }
@@ -833,7 +835,7 @@ export interface CatalogEntry {
   plugin?: string;
   path: string;
   description: string;
-  frontmatter: Record<string;
+  frontmatter: JSONObject;
   error?: string;
   size: number /* int64 */;
   updated_at: string /* RFC 3339 */;
