@@ -113,11 +113,11 @@ func TestSettingTimeout(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	log := slog.New(slog.DiscardHandler)
 	ctx := context.Background()
-	if got := SettingTimeout(e.admin, log)(ctx); got != DefaultTimeout {
+	if got := SettingTimeout(e.admin, log).Timeout()(ctx); got != DefaultTimeout {
 		t.Errorf("without app_settings: %v, want %v", got, DefaultTimeout)
 	}
 	mustExec(t, e.admin, `CREATE TABLE app_settings (key text PRIMARY KEY, value jsonb NOT NULL, updated_at timestamptz NOT NULL DEFAULT now())`)
-	if got := SettingTimeout(e.admin, log)(ctx); got != DefaultTimeout {
+	if got := SettingTimeout(e.admin, log).Timeout()(ctx); got != DefaultTimeout {
 		t.Errorf("key unset: %v, want %v", got, DefaultTimeout)
 	}
 	for value, want := range map[string]time.Duration{
@@ -127,14 +127,14 @@ func TestSettingTimeout(t *testing.T) {
 	} {
 		mustExec(t, e.admin, `INSERT INTO app_settings (key, value) VALUES ($1, $2)
 			ON CONFLICT (key) DO UPDATE SET value = excluded.value`, timeoutRow, value)
-		if got := SettingTimeout(e.admin, log)(ctx); got != want {
+		if got := SettingTimeout(e.admin, log).Timeout()(ctx); got != want {
 			t.Errorf("%s = %s: %v, want %v", TimeoutKey, value, got, want)
 		}
 	}
 
 	// End to end: the configured deadline interrupts a query.
 	mustExec(t, e.admin, `UPDATE app_settings SET value = '1' WHERE key = $1`, timeoutRow)
-	e.h.timeout = SettingTimeout(e.admin, log)
+	e.h.timeout = SettingTimeout(e.admin, log).Timeout()
 	start := time.Now()
 	status, body := e.postError(t, "text/plain", "SELECT pg_sleep(10)", "")
 	if status != http.StatusBadRequest || body.Error != "INTERRUPT" || !strings.Contains(body.Message, "deadline of 1s") {

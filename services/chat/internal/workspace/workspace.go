@@ -24,6 +24,7 @@
 package workspace
 
 import (
+	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -41,16 +42,21 @@ type Deps struct {
 	// DB is chat's pool; its search_path leads to chat's tables.
 	DB  *pgxpool.Pool
 	Log *slog.Logger
+	// ConfigChanged, when set, is called after a PUT /api/app/config
+	// stored a change: it tells the other services to re-read the keys
+	// (libs/confignotice). Its error is logged; the change stands.
+	ConfigChanged func(ctx context.Context) error
 }
 
 type server struct {
-	db  *pgxpool.Pool
-	log *slog.Logger
+	db            *pgxpool.Pool
+	log           *slog.Logger
+	configChanged func(ctx context.Context) error
 }
 
 // Register adds the workspace routes to app.
 func Register(app *fiber.App, d Deps) {
-	s := &server{db: d.DB, log: d.Log}
+	s := &server{db: d.DB, log: d.Log, configChanged: d.ConfigChanged}
 
 	app.Get("/api/drafts", s.listDrafts)
 	app.Post("/api/drafts", s.createDraft)
