@@ -86,6 +86,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	timeout := sqlapi.SettingTimeout(db, log)
 	sqlapi.New(ctx, sqlapi.Config{
 		Pool: readonly, Tables: schema.Tables, Timeout: timeout.Timeout(), Log: log,
+		MaxResponseBytes: maxResponseBytes(cfg.SQLMaxResponseMB),
 	}).Register(api)
 	ln, err := svchttp.Listen(ctx, cfg.Listener, cfg.Addr)
 	if err != nil {
@@ -118,4 +119,13 @@ func watchConfig(ctx context.Context, rdb *redis.Client, keys redisx.Keys, timeo
 		cancel()
 		<-done
 	}
+}
+
+// maxResponseBytes is sqlapi.Config.MaxResponseBytes for a bound of mb MiB
+// (0: none).
+func maxResponseBytes(mb int) int64 {
+	if mb == 0 {
+		return -1
+	}
+	return int64(mb) << 20
 }

@@ -65,6 +65,8 @@ type env struct {
 type envOptions struct {
 	timeout  time.Duration // zero: 10 s
 	maxConns int           // zero: 2
+	// maxResponse is Config.MaxResponseBytes (zero: the default).
+	maxResponse int64
 	// beforeHandler runs as the superuser after the role is created and
 	// before the handler checks it.
 	beforeHandler func(t *testing.T, e *env)
@@ -118,7 +120,8 @@ func newEnv(t *testing.T, o envOptions) *env {
 	}
 	log := slog.New(slog.DiscardHandler)
 	e.h = New(ctx, Config{
-		Pool: e.ro, Tables: testTables, Timeout: FixedTimeout(timeout), MaxConcurrent: maxConns, Log: log,
+		Pool: e.ro, Tables: testTables, Timeout: FixedTimeout(timeout), MaxConcurrent: maxConns,
+		MaxResponseBytes: o.maxResponse, Log: log,
 	})
 	app := svchttp.New(svchttp.Config{
 		Service: "analytics", Secret: internalauth.FromString(testSecret), BodyLimit: 1 << 20, Log: log,
