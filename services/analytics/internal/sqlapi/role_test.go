@@ -39,6 +39,10 @@ func TestUnsafeRoleDisablesSQL(t *testing.T) {
 		{"owner", "ALTER TABLE probe_tags OWNER TO %r", "owns %s.probe_tags"},
 		{"file function", "GRANT EXECUTE ON FUNCTION pg_read_file(text) TO %r", "may EXECUTE pg_read_file(text)"},
 		{"large object import", "GRANT EXECUTE ON FUNCTION lo_import(text) TO %r", "may EXECUTE lo_import(text)"},
+		{"no read-only default", "ALTER ROLE %r RESET default_transaction_read_only", "setting default_transaction_read_only is off: ALTER ROLE %r SET default_transaction_read_only = on"},
+		{"read-only default off", "ALTER ROLE %r SET default_transaction_read_only = off", "setting default_transaction_read_only is off"},
+		{"no statement_timeout", "ALTER ROLE %r RESET statement_timeout", "setting statement_timeout is 0 (no deadline): ALTER ROLE %r SET statement_timeout = '30s'"},
+		{"no temp_file_limit", "ALTER ROLE %r RESET temp_file_limit", "setting temp_file_limit is -1 (no bound): ALTER ROLE %r SET temp_file_limit = '1GB'"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -47,7 +51,7 @@ func TestUnsafeRoleDisablesSQL(t *testing.T) {
 				sql = strings.NewReplacer("%r", e.role, "%s", e.schema).Replace(tt.grant)
 				mustExec(t, e.admin, sql)
 			}})
-			want := strings.NewReplacer("%s", e.schema).Replace(tt.want)
+			want := strings.NewReplacer("%s", e.schema, "%r", e.role).Replace(tt.want)
 			status, body := e.postError(t, "text/plain", "SELECT 1", "")
 			if status != http.StatusServiceUnavailable || body.Error != "unavailable" ||
 				!strings.Contains(body.Message, "the SQL endpoint is disabled") || !strings.Contains(body.Message, want) {
