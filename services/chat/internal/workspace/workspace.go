@@ -20,7 +20,9 @@
 //	SELECT value FROM app_settings WHERE key = 'config/shadow_git.max_file_size_mb'; -- 50 (MB, 0: no cap)
 //	SELECT value FROM app_settings WHERE key = 'config/shadow_db.sql_timeout_s';     -- 30 (seconds)
 //
-// Keys lists them all with their types and defaults.
+// Keys lists them all with their types and defaults. After PUT stores a
+// change, Deps.ConfigChanged announces it (chat publishes the notice of
+// libs/confignotice on Redis), so that those services re-read at once.
 package workspace
 
 import (
