@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/svc-code/svc-code/libs/confignotice"
 	"github.com/svc-code/svc-code/libs/pgmigrate"
 	"github.com/svc-code/svc-code/libs/redisx"
 	"github.com/svc-code/svc-code/libs/svcenv"
@@ -87,7 +88,9 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		LookPath: cfg.lookPath,
 		Log:      log,
 	})
-	workspace.Register(app, workspace.Deps{DB: db, Log: log})
+	workspace.Register(app, workspace.Deps{DB: db, Log: log, ConfigChanged: func(ctx context.Context) error {
+		return confignotice.Publish(ctx, rdb, redisx.Keys{Prefix: cfg.RedisPrefix})
+	}})
 	tasks.Register(app, tasks.Deps{
 		Finder: &tasks.Finder{Roots: cfg.Files.TaskDirs}, Sessions: tasks.PGSessions{DB: db},
 		Codex: &tasks.CodexStore{Redis: rdb, Prefix: cfg.RedisPrefix}, Log: log,

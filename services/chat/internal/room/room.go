@@ -520,6 +520,7 @@ func (r *Room) UserMessage(ctx context.Context, sender Sink, content string, ima
 
 	if perr != nil {
 		r.Broadcast(ErrorFrame(perr.Error()))
+		r.storeNotice(ctx, perr.Error(), line)
 		return
 	}
 	turn := agent.Turn{Text: content}
@@ -527,7 +528,7 @@ func (r *Room) UserMessage(ctx context.Context, sender Sink, content string, ima
 		turn.Images = append(turn.Images, agent.Image{MediaType: im.Source.MediaType, Data: im.Source.Data})
 	}
 	r.mu.Lock()
-	pr := &prompt{id: turnID(r.id, line), text: content, cwd: r.cwd, model: r.model}
+	pr := &prompt{id: turnID(r.id, line), line: line, text: content, cwd: r.cwd, model: r.model}
 	r.mu.Unlock()
 	r.promptSent(pr)
 	r.setRunning(true)
@@ -535,6 +536,23 @@ func (r *Room) UserMessage(ctx context.Context, sender Sink, content string, ima
 		r.promptFailed(pr)
 		r.setRunning(false)
 		r.Broadcast(ErrorFrame(sendError(err)))
+		r.storeNotice(ctx, sendError(err), line)
+	}
+}
+
+// storeNotice stores text, why the turn of the prompt at promptLine
+// failed, as a server notice (store.KindNotice) in the log, so that a
+// reader of the log later sees why the prompt got no answer, and
+// broadcasts it as message_stored. Its payload is
+// {"role": "notice", "level": "error", "content": text, "prompt_line": n}.
+// A failure to store it is logged: the error frame went out already.
+func (r *Room) storeNotice(ctx context.Context, text string, promptLine int64) {
+	payload, _ := json.Marshal(map[string]any{"role": "notice", "level": "error", "content": text, "prompt_line": promptLine})
+	_, err := r.appendAndBroadcast(context.WithoutCancel(ctx), store.KindNotice, payload, false, func(line int64) Frame {
+		return NewFrame(line, map[string]any{"type": "message_stored", "message": json.RawMessage(payload), "line": line})
+	})
+	if err != nil {
+		r.m.log.ErrorContext(ctx, "store notice", "session_id", r.id, "err", err)
 	}
 }
 
@@ -776,7 +794,13 @@ func (r *Room) pump(p agent.Provider, providerSessionID, providerName string) {
 			r.mu.Unlock()
 			r.stateChanged()
 			if cut {
+				promptLine := r.runningPromptLine()
 				r.turnEnded(nil)
+				// A turn the agent never finished (a crash before its
+				// first line, or later): the log says why.
+				if e.Cause == agent.ExitCrashed || e.Cause == agent.ExitExited {
+					r.storeNotice(ctx, "the agent ended before finishing the turn: "+e.Reason, promptLine)
+				}
 			}
 			if e.Cause != agent.ExitRespawn {
 				r.Broadcast(NewFrame(0, map[string]any{

@@ -20,10 +20,13 @@
 //	SELECT value FROM app_settings WHERE key = 'config/shadow_git.max_file_size_mb'; -- 50 (MB, 0: no cap)
 //	SELECT value FROM app_settings WHERE key = 'config/shadow_db.sql_timeout_s';     -- 30 (seconds)
 //
-// Keys lists them all with their types and defaults.
+// Keys lists them all with their types and defaults. After PUT stores a
+// change, Deps.ConfigChanged announces it (chat publishes the notice of
+// libs/confignotice on Redis), so that those services re-read at once.
 package workspace
 
 import (
+	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -41,16 +44,21 @@ type Deps struct {
 	// DB is chat's pool; its search_path leads to chat's tables.
 	DB  *pgxpool.Pool
 	Log *slog.Logger
+	// ConfigChanged, when set, is called after a PUT /api/app/config
+	// stored a change: it tells the other services to re-read the keys
+	// (libs/confignotice). Its error is logged; the change stands.
+	ConfigChanged func(ctx context.Context) error
 }
 
 type server struct {
-	db  *pgxpool.Pool
-	log *slog.Logger
+	db            *pgxpool.Pool
+	log           *slog.Logger
+	configChanged func(ctx context.Context) error
 }
 
 // Register adds the workspace routes to app.
 func Register(app *fiber.App, d Deps) {
-	s := &server{db: d.DB, log: d.Log}
+	s := &server{db: d.DB, log: d.Log, configChanged: d.ConfigChanged}
 
 	app.Get("/api/drafts", s.listDrafts)
 	app.Post("/api/drafts", s.createDraft)
