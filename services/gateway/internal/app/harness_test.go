@@ -182,6 +182,10 @@ func withPrefix(p string) gwOption {
 	return func(env map[string]string, _ *Config) { env["REDIS_PREFIX"] = p }
 }
 
+func withEnv(k, v string) gwOption {
+	return func(env map[string]string, _ *Config) { env[k] = v }
+}
+
 func withBackend(b *backend) gwOption {
 	return func(env map[string]string, _ *Config) {
 		for _, k := range []string{EnvChatURL, EnvTerminalURL, EnvShadowURL, EnvAnalyticsURL} {

@@ -102,11 +102,11 @@ func (p *Proxy) setForwardHeaders(set func(k, v string), c *fiber.Ctx, m Meta) {
 }
 
 // requestURI is the path and query sent to the backend: the normalised
-// path the auth rules saw, and the query without tkn.
+// path the auth rules saw, escaped again, and the query without tkn.
 func requestURI(c *fiber.Ctx) []byte {
 	u := c.Request().URI()
 	var b bytes.Buffer
-	b.Write(u.Path())
+	writeEscapedPath(&b, u.Path())
 	q := u.QueryString()
 	if len(q) == 0 {
 		return b.Bytes()
@@ -120,9 +120,62 @@ func requestURI(c *fiber.Ctx) []byte {
 	}
 	if len(q) > 0 {
 		b.WriteByte('?')
-		b.Write(q)
+		writeEscapedQuery(&b, q)
 	}
 	return b.Bytes()
+}
+
+// HasControlByte reports whether a (decoded) path holds a byte that no
+// request line may carry: NUL, the C0 controls (CR, LF, TAB, ...) or DEL.
+func HasControlByte(path []byte) bool {
+	for _, ch := range path {
+		if ch < 0x20 || ch == 0x7f {
+			return true
+		}
+	}
+	return false
+}
+
+// writeEscapedPath writes a decoded path as a request-line path: bytes that
+// RFC 3986 allows in a path segment ("/" included) stay as they are, every
+// other byte is percent-encoded ("%" itself as %25, a space as %20, "?"
+// as %3F), so the backend decodes exactly the path the gateway checked and
+// nothing in it can end the request line or start a query.
+func writeEscapedPath(b *bytes.Buffer, path []byte) {
+	const hex = "0123456789ABCDEF"
+	for _, ch := range path {
+		if pathByteOK(ch) {
+			b.WriteByte(ch)
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte(hex[ch>>4])
+		b.WriteByte(hex[ch&0x0f])
+	}
+}
+
+// writeEscapedQuery writes a raw query string, percent-encoding the bytes
+// that cannot stand in a request line (controls, space, "#", non-ASCII)
+// and leaving the rest, escapes included, as the client sent them.
+func writeEscapedQuery(b *bytes.Buffer, q []byte) {
+	const hex = "0123456789ABCDEF"
+	for _, ch := range q {
+		if ch > 0x20 && ch < 0x7f && ch != '#' {
+			b.WriteByte(ch)
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte(hex[ch>>4])
+		b.WriteByte(hex[ch&0x0f])
+	}
+}
+
+func pathByteOK(ch byte) bool {
+	switch {
+	case 'a' <= ch && ch <= 'z', 'A' <= ch && ch <= 'Z', '0' <= ch && ch <= '9':
+		return true
+	}
+	return strings.IndexByte("-._~!$&'()*+,;=:@/", ch) >= 0
 }
 
 // HTTP forwards the request to target (host:port) and streams the answer.

@@ -44,10 +44,20 @@ func IsPublic(path string) bool {
 // segments resolved, percent-escapes decoded, slashes collapsed), so that
 // the allowlist, the routes and the proxy all see the path that is
 // forwarded: /instance-icons/../api/info is /api/info everywhere.
+//
+// A normalised path that holds a control character (NUL, CR, LF, ...) is
+// refused with 400 before anything else sees it: decoded, such bytes could
+// split the request line the proxy writes to a backend. Everything else
+// that needs escaping (a space, "?", "#", "%") is re-escaped by the proxy.
 func (s *Server) headers(c *fiber.Ctx) error {
 	c.Path(string(c.Request().URI().Path()))
 	c.Locals(localRequestID, s.instanceRequestID())
-	err := c.Next()
+	var err error
+	if proxy.HasControlByte(c.Request().URI().Path()) {
+		err = protocol.Errorf(protocol.CodeBadRequest, "the path holds a control character")
+	} else {
+		err = c.Next()
+	}
 	h := &c.Response().Header
 	h.Set(fiber.HeaderXContentTypeOptions, "nosniff")
 	h.Set(fiber.HeaderReferrerPolicy, "no-referrer")
