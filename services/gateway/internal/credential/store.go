@@ -85,8 +85,8 @@ type secrets struct {
 	cookieSecret []byte
 	// ids names each key (and its epoch's Redis mirror); gen names the
 	// pair, to notice that either changed.
-	ids KeyIDs
-	gen string
+	ids            KeyIDs
+	gen            string
 	epochs         Epochs
 	allowedOrigins []string
 }
