@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"runtime/debug"
@@ -15,6 +16,7 @@ import (
 	"github.com/svc-code/svc-code/libs/authtoken"
 	"github.com/svc-code/svc-code/libs/configfile"
 	"github.com/svc-code/svc-code/libs/envconf"
+	"github.com/svc-code/svc-code/services/gateway/internal/peer"
 	"github.com/svc-code/svc-code/services/gateway/internal/route"
 )
 
@@ -32,6 +34,8 @@ const (
 	EnvTerminalURL     = "TERMINAL_URL"
 	EnvShadowURL       = "SHADOW_URL"
 	EnvAnalyticsURL    = "ANALYTICS_URL"
+	EnvHosts           = "SVC_HOSTS"
+	EnvTrustedProxies  = "SVC_TRUSTED_PROXIES"
 )
 
 // backendEnv maps each service to its URL variable and default.
@@ -57,6 +61,11 @@ type Config struct {
 	LogLevel        string
 	ShutdownTimeout time.Duration
 	BodyLimit       int
+	// Hosts are the host names the gateway answers to besides the
+	// loopback names and its listen address (SVC_HOSTS).
+	Hosts []string
+	// TrustedProxies are the peers whose X-Forwarded-* headers count.
+	TrustedProxies []netip.Prefix
 
 	// Set by tests and tools; zero values mean the production defaults.
 	Listener    net.Listener         // serve on this instead of Addr
@@ -98,6 +107,12 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	if cfg.BodyLimit <= 0 {
 		r.Fail("%s must be positive", EnvBodyLimitMB)
 	}
+	if cfg.Hosts, err = peer.ParseHosts(r.String(EnvHosts, "")); err != nil {
+		r.Fail("%s: %v", EnvHosts, err)
+	}
+	if cfg.TrustedProxies, err = peer.ParseProxies(r.String(EnvTrustedProxies, "")); err != nil {
+		r.Fail("%s: %v (want IP addresses or CIDR networks, comma-separated)", EnvTrustedProxies, err)
+	}
 	for svc, ev := range backendEnv {
 		raw := r.String(ev[0], ev[1])
 		hostport, err := backendAddr(raw)
@@ -117,6 +132,17 @@ func backendAddr(raw string) (string, error) {
 		return "", fmt.Errorf("want http://host:port")
 	}
 	return u.Host, nil
+}
+
+// hosts is every host name the gateway answers to from the environment:
+// the loopback names, the listen address's host when it names one, and
+// SVC_HOSTS.
+func (c Config) hosts() []string {
+	hs := append([]string{}, peer.DefaultHosts...)
+	if h, _, err := net.SplitHostPort(c.Addr); err == nil && h != "" && h != "0.0.0.0" && h != "::" {
+		hs = append(hs, h)
+	}
+	return append(hs, c.Hosts...)
 }
 
 func (c Config) version() string {

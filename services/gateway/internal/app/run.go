@@ -74,6 +74,8 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		Instance:  instanceID(),
 		Started:   time.Now(),
 		BodyLimit: cfg.BodyLimit,
+		Hosts:     cfg.hosts(),
+		Proxies:   cfg.TrustedProxies,
 		Limiter:   throttle.New(),
 		Terminals: termhosts.New(rdb, redisx.Keys{Prefix: cfg.RedisPrefix}),
 	})

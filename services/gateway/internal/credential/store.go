@@ -38,6 +38,7 @@ const (
 	KeyBearerEpoch    = "bearer_epoch"
 	KeyCookieEpoch    = "cookie_epoch"
 	KeyAllowedOrigins = "allowed_origins"
+	KeyAllowedHosts   = "allowed_hosts"
 )
 
 // Kind is the credential a request was authenticated with.
@@ -89,6 +90,7 @@ type secrets struct {
 	gen            string
 	epochs         Epochs
 	allowedOrigins []string
+	allowedHosts   []string
 }
 
 // Options configure a Store.
@@ -281,6 +283,9 @@ func parse(d *configfile.Doc) (secrets, error) {
 	if s.allowedOrigins, err = d.Strings(KeyAllowedOrigins); err != nil {
 		return s, err
 	}
+	if s.allowedHosts, err = d.Strings(KeyAllowedHosts); err != nil {
+		return s, err
+	}
 	s.ids = KeyIDs{Token: keyID(s.tokenKey), Cookie: keyID(s.cookieSecret)}
 	s.gen = s.ids.Token + "." + s.ids.Cookie
 	return s, nil
@@ -337,6 +342,13 @@ func (s *Store) AllowedOrigins() []string {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return append([]string(nil), s.cur.allowedOrigins...)
+}
+
+// AllowedHosts returns the config's allowed_hosts.
+func (s *Store) AllowedHosts() []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return append([]string(nil), s.cur.allowedHosts...)
 }
 
 // CheckToken verifies an API token presented as kind (KindBearer or

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"syscall"
 	"time"
 
@@ -173,27 +174,27 @@ func (s *Store) Run(ctx context.Context) {
 // checkFile re-reads the config file when it changed on disk (or always,
 // with force).
 func (s *Store) checkFile(ctx context.Context, force bool) {
-	doc, sec, rotated, ok := s.reloadFile(ctx, force)
+	doc, sec, rotated, lists, ok := s.reloadFile(ctx, force)
 	if ok {
-		s.applyReload(ctx, doc, sec, rotated)
+		s.applyReload(ctx, doc, sec, rotated, lists)
 	}
 }
 
 // reloadFile reads the config file and applies new keys, the password hash
 // and allowed_origins. It holds writeMu, so a read that started before this
 // instance's own write can never bring back the keys that write replaced.
-func (s *Store) reloadFile(ctx context.Context, force bool) (doc *configfile.Doc, sec secrets, rotated, ok bool) {
+func (s *Store) reloadFile(ctx context.Context, force bool) (doc *configfile.Doc, sec secrets, rotated, lists, ok bool) {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	st, err := stampOf(s.opts.File.Path())
 	if err != nil {
-		return nil, sec, false, false
+		return nil, sec, false, false, false
 	}
 	s.mu.RLock()
 	same := st == s.fileStamp
 	s.mu.RUnlock()
 	if same && !force {
-		return nil, sec, false, false
+		return nil, sec, false, false, false
 	}
 	doc, err = s.opts.File.Read()
 	if err == nil {
@@ -204,23 +205,25 @@ func (s *Store) reloadFile(ctx context.Context, force bool) (doc *configfile.Doc
 		s.mu.Lock()
 		s.fileStamp = st // report a broken file once, not every tick
 		s.mu.Unlock()
-		return nil, sec, false, false
+		return nil, sec, false, false, false
 	}
 	s.mu.Lock()
 	s.fileStamp = st
 	rotated = sec.gen != s.cur.gen
+	lists = !slices.Equal(sec.allowedOrigins, s.cur.allowedOrigins) || !slices.Equal(sec.allowedHosts, s.cur.allowedHosts)
 	if rotated {
 		s.cur = sec
 	} else {
 		s.cur.allowedOrigins = sec.allowedOrigins
+		s.cur.allowedHosts = sec.allowedHosts
 		s.cur.passwordHash = sec.passwordHash
 	}
 	s.mu.Unlock()
-	return doc, sec, rotated, true
+	return doc, sec, rotated, lists, true
 }
 
 // applyReload tells the listeners and Redis what reloadFile found.
-func (s *Store) applyReload(ctx context.Context, doc *configfile.Doc, sec secrets, rotated bool) {
+func (s *Store) applyReload(ctx context.Context, doc *configfile.Doc, sec secrets, rotated, lists bool) {
 	switch {
 	case rotated:
 		s.opts.Log.InfoContext(ctx, "credentials_reloaded", "reason", "signing keys replaced")
@@ -237,6 +240,9 @@ func (s *Store) applyReload(ctx context.Context, doc *configfile.Doc, sec secret
 		if tok, _ := doc.String(KeyAPIToken); tok != authtoken.APIToken(sec.tokenKey, s.Epochs().Bearer) {
 			s.persist()
 		}
+	case lists:
+		s.opts.Log.InfoContext(ctx, "config_reloaded", "reason", "allowed_origins or allowed_hosts changed")
+		s.notify()
 	}
 }
 

@@ -31,6 +31,10 @@ type Meta struct {
 	// Headers are extra X-Svc-* headers from the routing decision (for
 	// example the terminal host a session was lost on).
 	Headers map[string]string
+	// Client, Host and Scheme are who sent the request and where to, as
+	// the gateway decided (a trusted proxy's X-Forwarded-* included); they
+	// go out as X-Forwarded-For, -Host and -Proto.
+	Client, Host, Scheme string
 }
 
 // Proxy forwards requests to backends.
@@ -93,9 +97,9 @@ func (p *Proxy) setForwardHeaders(set func(k, v string), c *fiber.Ctx, m Meta) {
 	set(protocol.HeaderInternal, p.secret.Value())
 	set(protocol.HeaderAuthKind, m.AuthKind)
 	set(protocol.HeaderRequestID, m.RequestID)
-	set("X-Forwarded-For", c.Context().RemoteIP().String())
-	set("X-Forwarded-Host", string(c.Request().Host()))
-	set("X-Forwarded-Proto", c.Protocol())
+	set("X-Forwarded-For", m.Client)
+	set("X-Forwarded-Host", m.Host)
+	set("X-Forwarded-Proto", m.Scheme)
 	for k, v := range m.Headers {
 		set(k, v)
 	}

@@ -16,6 +16,7 @@ import (
 const (
 	localIdentity  = "svc_identity"
 	localRequestID = "svc_request_id"
+	localPeer      = "svc_peer"
 )
 
 // publicPaths are reachable without a credential, by exact path.
@@ -55,7 +56,10 @@ func (s *Server) headers(c *fiber.Ctx) error {
 	var err error
 	if proxy.HasControlByte(c.Request().URI().Path()) {
 		err = protocol.Errorf(protocol.CodeBadRequest, "the path holds a control character")
+	} else if v, perr := s.resolvePeer(c); perr != nil {
+		err = perr
 	} else {
+		c.Locals(localPeer, v)
 		err = c.Next()
 	}
 	h := &c.Response().Header
@@ -169,9 +173,10 @@ func (s *Server) originAllowed(c *fiber.Ctx) bool {
 	if o == "" && proxy.IsUpgrade(c) {
 		return false // browsers always send Origin on a WebSocket
 	}
+	v := view(c)
 	return s.origins.Load().Allowed(origin.Request{
-		Scheme:       c.Protocol(),
-		Host:         string(c.Request().Host()),
+		Scheme:       v.Scheme,
+		Host:         v.Host,
 		Origin:       o,
 		SecFetchSite: c.Get("Sec-Fetch-Site"),
 	})

@@ -67,7 +67,7 @@ func (s *Server) loginSubmit(c *fiber.Ctx) error {
 		return protocol.Errorf(protocol.CodeBadRequest, "password must be 1 to %d bytes", maxPasswordLen)
 	}
 
-	client := c.Context().RemoteIP().String()
+	client := view(c).Client.String()
 	if ok, wait := s.d.Limiter.Allow(client); !ok {
 		return s.throttled(c, form, next, wait)
 	}
@@ -98,7 +98,7 @@ func (s *Server) loginSubmit(c *fiber.Ctx) error {
 		MaxAge:   int(ttl / time.Second),
 		Expires:  time.Now().Add(ttl),
 		HTTPOnly: true,
-		Secure:   c.Protocol() == "https",
+		Secure:   view(c).Scheme == "https",
 		SameSite: fiber.CookieSameSiteLaxMode,
 	})
 	s.d.Log.Info("login_succeeded", "client", client)
@@ -126,7 +126,7 @@ func (s *Server) logout(c *fiber.Ctx) error {
 		MaxAge:   -1,
 		Expires:  time.Unix(0, 0),
 		HTTPOnly: true,
-		Secure:   c.Protocol() == "https",
+		Secure:   view(c).Scheme == "https",
 		SameSite: fiber.CookieSameSiteLaxMode,
 	})
 	if isForm(c) || strings.Contains(c.Get(fiber.HeaderAccept), "text/html") && !isJSON(c) {
