@@ -18,6 +18,7 @@ import (
 	"github.com/svc-code/svc-code/libs/envconf"
 	"github.com/svc-code/svc-code/services/gateway/internal/peer"
 	"github.com/svc-code/svc-code/services/gateway/internal/route"
+	"github.com/svc-code/svc-code/services/gateway/internal/throttle"
 )
 
 // Environment variables read by the gateway.
@@ -72,6 +73,7 @@ type Config struct {
 	HashParams  authtoken.HashParams // argon2id cost
 	Poll        time.Duration        // credential re-read interval
 	PasswordOut io.Writer            // where a generated password is shown (stderr)
+	Limiter     *throttle.Limiter    // login throttle (throttle.New())
 
 	getenv func(string) string
 }

@@ -64,6 +64,10 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		}
 	}
 	px := proxy.New(secret, log)
+	limiter := cfg.Limiter
+	if limiter == nil {
+		limiter = throttle.New()
+	}
 	srv, err := server.New(server.Deps{
 		Store:     store,
 		Proxy:     px,
@@ -76,7 +80,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		BodyLimit: cfg.BodyLimit,
 		Hosts:     cfg.hosts(),
 		Proxies:   cfg.TrustedProxies,
-		Limiter:   throttle.New(),
+		Limiter:   limiter,
 		Terminals: termhosts.New(rdb, redisx.Keys{Prefix: cfg.RedisPrefix}),
 	})
 	if err != nil {
