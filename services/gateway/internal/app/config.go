@@ -37,6 +37,7 @@ const (
 	EnvAnalyticsURL    = "ANALYTICS_URL"
 	EnvHosts           = "SVC_HOSTS"
 	EnvTrustedProxies  = "SVC_TRUSTED_PROXIES"
+	EnvMaxConns        = "SVC_MAX_CONNS_PER_CLIENT"
 )
 
 // backendEnv maps each service to its URL variable and default.
@@ -67,6 +68,9 @@ type Config struct {
 	Hosts []string
 	// TrustedProxies are the peers whose X-Forwarded-* headers count.
 	TrustedProxies []netip.Prefix
+	// MaxConnsPerClient caps the open connections of one client address
+	// (0: no cap).
+	MaxConnsPerClient int
 
 	// Set by tests and tools; zero values mean the production defaults.
 	Listener    net.Listener         // serve on this instead of Addr
@@ -82,18 +86,19 @@ type Config struct {
 func LoadConfig(getenv func(string) string) (Config, error) {
 	r := envconf.New(getenv)
 	cfg := Config{
-		Addr:            r.String(EnvAddr, "127.0.0.1:8765"),
-		FirstPassword:   r.Secret(EnvPassword),
-		RedisURL:        r.String(EnvRedisURL, "redis://127.0.0.1:6379/0"),
-		RedisPrefix:     r.String(EnvRedisPrefix, "svc:"),
-		LogFormat:       r.String(EnvLogFormat, "text"),
-		LogLevel:        r.String(EnvLogLevel, "info"),
-		ShutdownTimeout: r.Duration(EnvShutdownTimeout, 10*time.Second),
-		BodyLimit:       r.Int(EnvBodyLimitMB, 64) << 20,
-		Backends:        map[string]string{},
-		HashParams:      authtoken.DefaultParams,
-		PasswordOut:     os.Stderr,
-		getenv:          getenv,
+		Addr:              r.String(EnvAddr, "127.0.0.1:8765"),
+		FirstPassword:     r.Secret(EnvPassword),
+		RedisURL:          r.String(EnvRedisURL, "redis://127.0.0.1:6379/0"),
+		RedisPrefix:       r.String(EnvRedisPrefix, "svc:"),
+		LogFormat:         r.String(EnvLogFormat, "text"),
+		LogLevel:          r.String(EnvLogLevel, "info"),
+		ShutdownTimeout:   r.Duration(EnvShutdownTimeout, 10*time.Second),
+		BodyLimit:         r.Int(EnvBodyLimitMB, 64) << 20,
+		MaxConnsPerClient: r.Int(EnvMaxConns, 128),
+		Backends:          map[string]string{},
+		HashParams:        authtoken.DefaultParams,
+		PasswordOut:       os.Stderr,
+		getenv:            getenv,
 	}
 	path, err := configfile.DefaultPath(getenv)
 	if err != nil {
@@ -108,6 +113,9 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	}
 	if cfg.BodyLimit <= 0 {
 		r.Fail("%s must be positive", EnvBodyLimitMB)
+	}
+	if cfg.MaxConnsPerClient < 0 {
+		r.Fail("%s must be 0 (no cap) or positive", EnvMaxConns)
 	}
 	if cfg.Hosts, err = peer.ParseHosts(r.String(EnvHosts, "")); err != nil {
 		r.Fail("%s: %v", EnvHosts, err)

@@ -17,6 +17,7 @@ import (
 	"github.com/svc-code/svc-code/libs/internalauth"
 	"github.com/svc-code/svc-code/libs/redisx"
 	"github.com/svc-code/svc-code/libs/termhosts"
+	"github.com/svc-code/svc-code/services/gateway/internal/connlimit"
 	"github.com/svc-code/svc-code/services/gateway/internal/credential"
 	"github.com/svc-code/svc-code/services/gateway/internal/proxy"
 	"github.com/svc-code/svc-code/services/gateway/internal/server"
@@ -63,6 +64,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 			return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 		}
 	}
+	ln = connlimit.Wrap(ln, cfg.MaxConnsPerClient)
 	px := proxy.New(secret, log)
 	limiter := cfg.Limiter
 	if limiter == nil {

@@ -7,6 +7,7 @@ package proxy
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -35,6 +36,41 @@ type Meta struct {
 	// the gateway decided (a trusted proxy's X-Forwarded-* included); they
 	// go out as X-Forwarded-For, -Host and -Proto.
 	Client, Host, Scheme string
+	// BodyLimit bounds the request body streamed to the backend.
+	BodyLimit int
+}
+
+// LocalBodyDone is the fiber local set to true once the request body has
+// been read to its end (by the proxy or the gateway itself).
+const LocalBodyDone = "svc_body_done"
+
+// ErrBodyTooLarge is returned by HTTP when the client sent more than
+// Meta.BodyLimit (a chunked body, whose size was not declared).
+var ErrBodyTooLarge = &protocol.Error{Code: protocol.CodePayloadTooLarge, Message: "the request body is larger than the limit"}
+
+// requestBody streams the client's body to the backend, counting it.
+type requestBody struct {
+	r     io.Reader
+	limit int64
+	n     int64
+	eof   bool
+	over  bool
+}
+
+func (b *requestBody) Read(p []byte) (int, error) {
+	if b.over {
+		return 0, ErrBodyTooLarge
+	}
+	n, err := b.r.Read(p)
+	b.n += int64(n)
+	if b.n > b.limit {
+		b.over = true
+		return 0, ErrBodyTooLarge
+	}
+	if errors.Is(err, io.EOF) {
+		b.eof = true
+	}
+	return n, err
 }
 
 // Proxy forwards requests to backends.
@@ -76,9 +112,10 @@ func New(secret internalauth.Secret, log *slog.Logger) *Proxy {
 func (p *Proxy) Tunnels() *Registry { return p.tunnels }
 
 // hopHeaders are connection-scoped and never forwarded (RFC 9110 §7.6.1).
+// Expect is answered by the gateway itself, never passed on.
 var hopHeaders = []string{
 	"Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization",
-	"Proxy-Connection", "Te", "Trailer", "Transfer-Encoding", "Upgrade",
+	"Proxy-Connection", "Te", "Trailer", "Transfer-Encoding", "Upgrade", "Expect",
 }
 
 // strippedRequestHeader reports whether a client header must not reach a
@@ -208,10 +245,26 @@ func (p *Proxy) HTTP(c *fiber.Ctx, service, target string, m Meta) error {
 		req.Header.Del("Cookie")
 	}
 	p.setForwardHeaders(req.Header.Set, c, m)
-	req.SetBodyRaw(in.Body())
+	// The body is streamed as it arrives, never held whole.
+	var body *requestBody
+	if n := in.Header.ContentLength(); n != 0 && n != -2 { // -2: no body
+		if stream := c.Context().RequestBodyStream(); stream != nil {
+			body = &requestBody{r: stream, limit: int64(m.BodyLimit)}
+			req.SetBodyStream(body, n)
+		} else {
+			req.SetBodyRaw(in.Body())
+		}
+	}
 
 	err := p.client.Do(req, resp)
 	fasthttp.ReleaseRequest(req)
+	if body == nil || body.eof {
+		c.Locals(LocalBodyDone, true)
+	}
+	if body != nil && body.over {
+		fasthttp.ReleaseResponse(resp)
+		return ErrBodyTooLarge
+	}
 	if err != nil {
 		fasthttp.ReleaseResponse(resp)
 		p.log.Warn("backend_unreachable", "backend", service, "err", err, "request_id", m.RequestID)

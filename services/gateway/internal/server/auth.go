@@ -62,6 +62,7 @@ func (s *Server) headers(c *fiber.Ctx) error {
 		c.Locals(localPeer, v)
 		err = c.Next()
 	}
+	s.finishBody(c)
 	h := &c.Response().Header
 	h.Set(fiber.HeaderXContentTypeOptions, "nosniff")
 	h.Set(fiber.HeaderReferrerPolicy, "no-referrer")

@@ -84,7 +84,13 @@ func New(d Deps) (*Server, error) {
 	s.app = fiber.New(fiber.Config{
 		AppName:               "svc-code gateway",
 		ErrorHandler:          s.errorHandler,
-		BodyLimit:             d.BodyLimit,
+		// Bodies are streamed: the handlers run on the headers, so the
+		// credential is checked before any body is read (bodyGate,
+		// finishBody); BodyLimit then only bounds what fasthttp reads
+		// ahead.
+		StreamRequestBody:            true,
+		DisablePreParseMultipartForm: true,
+		BodyLimit:                    d.BodyLimit,
 		CaseSensitive:         true,
 		StrictRouting:         true,
 		DisableStartupMessage: true,
@@ -97,6 +103,7 @@ func New(d Deps) (*Server, error) {
 	}}))
 	s.app.Use(s.headers)
 	s.app.Use(s.authenticate)
+	s.app.Use(s.bodyGate)
 
 	s.app.Get("/health", s.health)
 	s.app.Get("/login", s.loginPage)
@@ -176,8 +183,12 @@ func (s *Server) dispatch(c *fiber.Ctx) error {
 	v := view(c)
 	m := proxy.Meta{AuthKind: string(id.Kind), RequestID: requestID(c), Headers: headers, Client: v.Client.String(), Host: v.Host, Scheme: v.Scheme}
 	if proxy.IsUpgrade(c) {
+		if bodyLength(c) != 0 {
+			return protocol.Errorf(protocol.CodeBadRequest, "a WebSocket upgrade has no body")
+		}
 		return s.d.Proxy.WebSocket(c, svc, target, m, id)
 	}
+	m.BodyLimit = s.d.BodyLimit
 	return s.d.Proxy.HTTP(c, svc, target, m)
 }
 
