@@ -82,8 +82,8 @@ func New(d Deps) (*Server, error) {
 	})
 
 	s.app = fiber.New(fiber.Config{
-		AppName:               "svc-code gateway",
-		ErrorHandler:          s.errorHandler,
+		AppName:      "svc-code gateway",
+		ErrorHandler: s.errorHandler,
 		// Bodies are streamed: the handlers run on the headers, so the
 		// credential is checked before any body is read (bodyGate,
 		// finishBody); BodyLimit then only bounds what fasthttp reads
@@ -91,12 +91,12 @@ func New(d Deps) (*Server, error) {
 		StreamRequestBody:            true,
 		DisablePreParseMultipartForm: true,
 		BodyLimit:                    d.BodyLimit,
-		CaseSensitive:         true,
-		StrictRouting:         true,
-		DisableStartupMessage: true,
-		ReadTimeout:           2 * time.Minute,
-		IdleTimeout:           2 * time.Minute,
-		ReadBufferSize:        16 << 10,
+		CaseSensitive:                true,
+		StrictRouting:                true,
+		DisableStartupMessage:        true,
+		ReadTimeout:                  2 * time.Minute,
+		IdleTimeout:                  2 * time.Minute,
+		ReadBufferSize:               16 << 10,
 	})
 	s.app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: func(c *fiber.Ctx, e any) {
 		d.Log.Error("handler_panic", "panic", e, "path", c.Path())
