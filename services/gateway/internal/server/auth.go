@@ -53,6 +53,9 @@ func IsPublic(path string) bool {
 func (s *Server) headers(c *fiber.Ctx) error {
 	c.Path(string(c.Request().URI().Path()))
 	c.Locals(localRequestID, s.instanceRequestID())
+	// Deferred, so that a panic further in cannot leave an unread body on a
+	// kept-alive connection.
+	defer s.finishBody(c)
 	var err error
 	if proxy.HasControlByte(c.Request().URI().Path()) {
 		err = protocol.Errorf(protocol.CodeBadRequest, "the path holds a control character")
@@ -62,7 +65,6 @@ func (s *Server) headers(c *fiber.Ctx) error {
 		c.Locals(localPeer, v)
 		err = c.Next()
 	}
-	s.finishBody(c)
 	h := &c.Response().Header
 	h.Set(fiber.HeaderXContentTypeOptions, "nosniff")
 	h.Set(fiber.HeaderReferrerPolicy, "no-referrer")
