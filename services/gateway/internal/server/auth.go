@@ -50,6 +50,9 @@ func IsPublic(path string) bool {
 // refused with 400 before anything else sees it: decoded, such bytes could
 // split the request line the proxy writes to a backend. Everything else
 // that needs escaping (a space, "?", "#", "%") is re-escaped by the proxy.
+// Then the host the request names is checked against the host list (421),
+// and the trusted proxies' X-Forwarded-* applied (resolvePeer). Last, an
+// unread body is drained or the connection closed (finishBody).
 func (s *Server) headers(c *fiber.Ctx) error {
 	c.Path(string(c.Request().URI().Path()))
 	c.Locals(localRequestID, s.instanceRequestID())
