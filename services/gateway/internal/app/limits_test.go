@@ -123,6 +123,9 @@ func TestAuthenticatedUploadStreamed(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(string(body), fmt.Sprintf(`"bytes":%d`, size)) {
 		t.Fatalf("upload: %d %s", resp.StatusCode, body)
 	}
+	if resp.Close {
+		t.Error("the connection was closed after a complete upload (its body was taken as unread)")
+	}
 	growth := int64(peak.Load()) - int64(before)
 	t.Logf("a %d MiB upload raised the heap by at most %d MiB", size>>20, growth>>20)
 	if growth > 24<<20 {

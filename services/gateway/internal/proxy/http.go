@@ -52,6 +52,7 @@ var ErrBodyTooLarge = &protocol.Error{Code: protocol.CodePayloadTooLarge, Messag
 type requestBody struct {
 	r     io.Reader
 	limit int64
+	size  int64 // declared, -1 when chunked
 	n     int64
 	eof   bool
 	over  bool
@@ -67,7 +68,7 @@ func (b *requestBody) Read(p []byte) (int, error) {
 		b.over = true
 		return 0, ErrBodyTooLarge
 	}
-	if errors.Is(err, io.EOF) {
+	if errors.Is(err, io.EOF) || b.n == b.size {
 		b.eof = true
 	}
 	return n, err
@@ -249,7 +250,7 @@ func (p *Proxy) HTTP(c *fiber.Ctx, service, target string, m Meta) error {
 	var body *requestBody
 	if n := in.Header.ContentLength(); n != 0 && n != -2 { // -2: no body
 		if stream := c.Context().RequestBodyStream(); stream != nil {
-			body = &requestBody{r: stream, limit: int64(m.BodyLimit)}
+			body = &requestBody{r: stream, limit: int64(m.BodyLimit), size: int64(n)}
 			req.SetBodyStream(body, n)
 		} else {
 			req.SetBodyRaw(in.Body())
