@@ -17,6 +17,7 @@ import (
 	"github.com/svc-code/svc-code/libs/internalauth"
 	"github.com/svc-code/svc-code/libs/redisx"
 	"github.com/svc-code/svc-code/libs/termhosts"
+	"github.com/svc-code/svc-code/services/gateway/internal/connlimit"
 	"github.com/svc-code/svc-code/services/gateway/internal/credential"
 	"github.com/svc-code/svc-code/services/gateway/internal/proxy"
 	"github.com/svc-code/svc-code/services/gateway/internal/server"
@@ -63,7 +64,12 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 			return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 		}
 	}
+	ln = connlimit.Wrap(ln, cfg.MaxConnsPerClient)
 	px := proxy.New(secret, log)
+	limiter := cfg.Limiter
+	if limiter == nil {
+		limiter = throttle.New()
+	}
 	srv, err := server.New(server.Deps{
 		Store:     store,
 		Proxy:     px,
@@ -74,7 +80,9 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		Instance:  instanceID(),
 		Started:   time.Now(),
 		BodyLimit: cfg.BodyLimit,
-		Limiter:   throttle.New(),
+		Hosts:     cfg.hosts(),
+		Proxies:   cfg.TrustedProxies,
+		Limiter:   limiter,
 		Terminals: termhosts.New(rdb, redisx.Keys{Prefix: cfg.RedisPrefix}),
 	})
 	if err != nil {
