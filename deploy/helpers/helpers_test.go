@@ -61,7 +61,7 @@ func run(t *testing.T, env []string, cwd, stdin, script string, args ...string) 
 func TestShellcheck(t *testing.T) {
 	sc, err := exec.LookPath("shellcheck")
 	if err != nil {
-		t.Fatal("shellcheck is needed (apt-get install shellcheck; deploy/scripts/ensure-deps.sh installs it)")
+		t.Fatal("shellcheck is needed (apt-get install shellcheck; as root, deploy/scripts/ensure-tools.sh installs it)")
 	}
 	for _, s := range scripts {
 		out, err := exec.CommandContext(context.Background(), sc, "--shell=bash", s).CombinedOutput()

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"time"
 
@@ -64,6 +65,9 @@ type Config struct {
 	HashParams  authtoken.HashParams // argon2id cost
 	Poll        time.Duration        // credential re-read interval
 	PasswordOut io.Writer            // where a generated password is shown (stderr)
+	// PasswordOutFile, when set (SVC_PASSWORD_OUT), receives a generated first
+	// password instead of PasswordOut, which then only names the file.
+	PasswordOutFile string
 
 	getenv func(string) string
 }
@@ -82,6 +86,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		Backends:        map[string]string{},
 		HashParams:      authtoken.DefaultParams,
 		PasswordOut:     os.Stderr,
+		PasswordOutFile: r.String(EnvPasswordOut, ""),
 		getenv:          getenv,
 	}
 	// A host profile has a Redis prefix of its own ("svc-NAME:") unless REDIS_PREFIX says otherwise.
@@ -99,6 +104,9 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	}
 	if _, _, err := net.SplitHostPort(cfg.Addr); err != nil {
 		r.Fail("%s=%q: want host:port", EnvAddr, cfg.Addr)
+	}
+	if cfg.PasswordOutFile != "" && !filepath.IsAbs(cfg.PasswordOutFile) {
+		r.Fail("%s=%q: want an absolute path", EnvPasswordOut, cfg.PasswordOutFile)
 	}
 	if cfg.FirstPassword != "" && len(cfg.FirstPassword) < 8 {
 		r.Fail("%s must be at least 8 characters", EnvPassword)
