@@ -176,6 +176,8 @@ bash deploy/scripts/provision.sh
 # superuser are not the services' business, nor their shells' and agents'.
 for v in $(compgen -v TEST_); do unset "$v"; done
 unset PROVISION_DATABASE_URL ENSURE_DEPS_TIMEOUT
+# make agents links the agent CLIs there: chat looks for claude and codex on PATH.
+if [[ -d $HOME/.local/bin && :$PATH: != *:$HOME/.local/bin:* ]]; then PATH=$PATH:$HOME/.local/bin; fi
 # Given to some services only (see start).
 readonly GATEWAY_ONLY=(SVC_CODE_PASSWORD SVC_CODE_PASSWORD_FILE)
 readonly DATABASE_VARS=(DATABASE_URL DATABASE_URL_FILE READONLY_DATABASE_URL READONLY_DATABASE_URL_FILE)
