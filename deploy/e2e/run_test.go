@@ -156,6 +156,36 @@ func TestRunProfilesSideBySide(t *testing.T) {
 		}
 	})
 
+	// The README's first session: a session over the API, its terminal with svc-ws.
+	t.Run("first session", func(t *testing.T) {
+		project := t.TempDir()
+		var created struct {
+			SessionID string `json:"session_id"`
+		}
+		status := a.api(t, http.MethodPost, "/api/sessions", `{"cwd": "`+project+`"}`, &created)
+		if status != http.StatusCreated || created.SessionID == "" {
+			t.Fatalf("POST /api/sessions: %d %+v", status, created)
+		}
+		cmd := exec.Command(filepath.Join(root, "deploy", "scripts", "svc-ws"),
+			"/ws/terminal?session="+created.SessionID+"&cwd="+project)
+		// The token from the profile's config file; the port is the test's own (no ports.env).
+		cmd.Env = []string{
+			"PATH=" + os.Getenv("PATH"), "HOME=" + home, "SVC_CODE_PROFILE=a", "LANG=C.UTF-8",
+			fmt.Sprintf("SVC_URL=http://127.0.0.1:%d", a.ports.svc),
+		}
+		cmd.Stdin = strings.NewReader("echo $((6*7))\nexit 3\n")
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("svc-ws: %v\n%s", err, stderr.String())
+		}
+		for _, want := range []string{`"type":"connected"`, "42\r\n", `{"type":"exit","code":3}`} {
+			if !strings.Contains(stdout.String(), want) {
+				t.Errorf("svc-ws output lacks %q:\n%s", want, stdout.String())
+			}
+		}
+	})
+
 	t.Run("Ctrl-C is a requested stop", func(t *testing.T) {
 		for _, s := range []*stack{a, b} {
 			kids := s.services()
@@ -394,9 +424,9 @@ func (s *stack) services() map[string]int {
 	return out
 }
 
-// exec runs command through the gateway's /api/exec with the API token and
-// returns its stdout.
-func (s *stack) exec(t *testing.T, command string) string {
+// api sends a JSON body to the gateway with the profile's API token, decodes
+// the answer into out and returns the status.
+func (s *stack) api(t *testing.T, method, path, body string, out any) int {
 	t.Helper()
 	cfg, err := os.ReadFile(s.configPath())
 	if err != nil {
@@ -411,8 +441,7 @@ func (s *stack) exec(t *testing.T, command string) string {
 	if token == "" {
 		t.Fatalf("no api_token in %s", s.configPath())
 	}
-	body, _ := json.Marshal(map[string]string{"command": command, "cwd": s.home})
-	req, _ := http.NewRequest(http.MethodPost, fmt.Sprintf("http://127.0.0.1:%d/api/exec", s.ports.svc), bytes.NewReader(body))
+	req, _ := http.NewRequest(method, fmt.Sprintf("http://127.0.0.1:%d%s", s.ports.svc, path), strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
@@ -420,12 +449,22 @@ func (s *stack) exec(t *testing.T, command string) string {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		t.Fatalf("%s %s: status %d, %v", method, path, resp.StatusCode, err)
+	}
+	return resp.StatusCode
+}
+
+// exec runs command through the gateway's /api/exec and returns its stdout.
+func (s *stack) exec(t *testing.T, command string) string {
+	t.Helper()
+	body, _ := json.Marshal(map[string]string{"command": command, "cwd": s.home})
 	var got struct {
 		Stdout   string `json:"stdout"`
 		ExitCode int    `json:"exit_code"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || resp.StatusCode != http.StatusOK || got.ExitCode != 0 {
-		t.Fatalf("/api/exec %q: status %d, exit %d, %v", command, resp.StatusCode, got.ExitCode, err)
+	if status := s.api(t, http.MethodPost, "/api/exec", string(body), &got); status != http.StatusOK || got.ExitCode != 0 {
+		t.Fatalf("/api/exec %q: status %d, exit %d", command, status, got.ExitCode)
 	}
 	return got.Stdout
 }
