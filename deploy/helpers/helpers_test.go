@@ -344,6 +344,25 @@ func TestShadowQuery(t *testing.T) {
 		t.Errorf("token from config: code %d auth %q stderr %q", r.code, srv.auth, r.stderr)
 	}
 
+	// A host profile: its own config file, and its server at the SVC_ADDR of its ports.env.
+	pdir := filepath.Join(home, ".config", "svc-code", "profiles", "work")
+	if err := os.MkdirAll(pdir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(pdir, "config.yaml"), []byte("api_token: svct_1_work\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ports := "SVC_ADDR=" + strings.TrimPrefix(ts.URL, "http://") + "\n"
+	if err := os.WriteFile(filepath.Join(pdir, "ports.env"), []byte(ports), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := run(t, []string{"HOME=" + home, "SVC_CODE_PROFILE=work"}, home, "", "shadow-query", "SELECT 1"); r.code != 0 || srv.auth != "Bearer svct_1_work" {
+		t.Errorf("profile work: code %d auth %q stderr %q", r.code, srv.auth, r.stderr)
+	}
+	if r := run(t, []string{"HOME=" + home, "SVC_CODE_PROFILE=../x"}, home, "", "shadow-query", "SELECT 1"); r.code == 0 {
+		t.Errorf("profile ../x: code 0, want a refusal")
+	}
+
 	// Errors: the server's error body on stderr, status 1.
 	srv.mu.Lock()
 	srv.status, srv.answer = 400, `{"error":"bad_request","message":"only read statements are allowed"}`
