@@ -484,13 +484,17 @@ func repoRoot(t *testing.T) string {
 }
 
 // buildServices builds the five services once, for both stacks (run.sh's
-// SVC_BUILD=false), with this test's Go caches.
+// SVC_BUILD=false), with this test's Go caches and race detector setting.
 func buildServices(t *testing.T, root string) string {
 	t.Helper()
 	dir := t.TempDir()
-	cmd := exec.Command("go", "build", "-o", dir+"/",
+	args := []string{"build", "-o", dir + "/"}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	cmd := exec.Command("go", append(args,
 		"./services/gateway/cmd/gateway", "./services/chat/cmd/chat", "./services/terminal/cmd/terminal",
-		"./services/shadow/cmd/shadow", "./services/analytics/cmd/analytics")
+		"./services/shadow/cmd/shadow", "./services/analytics/cmd/analytics")...)
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
