@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # ensure-tools.sh: makes sure the programs the tests run are installed: git (the
 # shadow journal), curl (shadow-query), shellcheck (the helpers' scripts are
-# checked by the tests) and ripgrep (the search route's fast path; the Go walk is
-# tested either way).
+# checked by the tests), ripgrep (the search route's fast path; the Go walk is
+# tested either way), and psql and redis-server (deploy/e2e runs make run's
+# scripts, which provision with psql and start a Redis of their own).
 #
 #   deploy/scripts/ensure-tools.sh           install the missing ones with apt-get
 #                                             (as root), else say what to install
@@ -19,9 +20,10 @@ case ${1:-} in
 	;;
 esac
 
-declare -A package=([git]=git [curl]=curl [shellcheck]=shellcheck [rg]=ripgrep)
+declare -A package=([git]=git [curl]=curl [shellcheck]=shellcheck [rg]=ripgrep
+	[psql]=postgresql-client [redis-server]=redis-server [python3]=python3)
 missing=()
-for tool in git curl shellcheck rg; do
+for tool in git curl shellcheck rg psql redis-server python3; do
 	command -v "$tool" >/dev/null 2>&1 || missing+=("${package[$tool]}")
 done
 ((${#missing[@]} == 0)) && exit 0
