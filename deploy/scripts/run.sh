@@ -446,17 +446,18 @@ SVC_PASSWORD_OUT=$PASSWORD_FILE start gateway "$BIN/gateway"
 BASE_URL=$(local_url "$SVC_ADDR")
 wait_healthy gateway http_ok "$BASE_URL/health"
 
+PASSWD="${PROFILE:+SVC_CODE_PROFILE=$PROFILE }make passwd"
 CONFIG_SHOWN=${CONFIG/#"$HOME"\//\~/}
 PASSWORD_SHOWN=${PASSWORD_FILE/#"$HOME"\//\~/}
 if $FIRST_START && [[ -n ${SVC_CODE_PASSWORD:-}${SVC_CODE_PASSWORD_FILE:-} ]]; then
 	PASSWORD_LINES="the one you gave in SVC_CODE_PASSWORD${SVC_CODE_PASSWORD_FILE:+_FILE}
-            To change it: make passwd"
+            To change it: $PASSWD"
 elif $FIRST_START && [[ -s $PASSWORD_FILE ]]; then
 	PASSWORD_LINES="$(<"$PASSWORD_FILE")   (generated on this first start)
             It is also in $PASSWORD_SHOWN (mode 0600): delete that file once
-            you have noted the password. To change it: make passwd"
+            you have noted the password. To change it: $PASSWD"
 else
-	PASSWORD_LINES="the one you set (to change it: make passwd)"
+	PASSWORD_LINES="the one you set (to change it: $PASSWD)"
 	if [[ -s $PASSWORD_FILE ]]; then
 		PASSWORD_LINES+="
             The generated first password is in $PASSWORD_SHOWN: delete it once noted"
