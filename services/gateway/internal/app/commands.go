@@ -40,6 +40,9 @@ func Passwd(ctx context.Context, cfg Config, in *os.File, out io.Writer) error {
 	if hadKeys {
 		announceRotation(ctx, cfg, oldKeys, out)
 	}
+	if err := removeFirstPassword(cfg); err != nil {
+		fmt.Fprintf(out, "svc-code: could not remove the void first password's file: %v\n", err)
+	}
 	fmt.Fprintf(out, "svc-code: password changed. Every browser session and API token is now void.\n")
 	fmt.Fprintf(out, "svc-code: new password: %s\n", pw)
 	fmt.Fprintf(out, "svc-code: the new API token is the api_token line of %s\n", cfg.ConfigPath)

@@ -10,12 +10,14 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"time"
 
 	"github.com/svc-code/svc-code/libs/authtoken"
 	"github.com/svc-code/svc-code/libs/configfile"
 	"github.com/svc-code/svc-code/libs/envconf"
+	"github.com/svc-code/svc-code/libs/profile"
 	"github.com/svc-code/svc-code/services/gateway/internal/peer"
 	"github.com/svc-code/svc-code/services/gateway/internal/route"
 	"github.com/svc-code/svc-code/services/gateway/internal/throttle"
@@ -78,6 +80,9 @@ type Config struct {
 	Poll        time.Duration        // credential re-read interval
 	PasswordOut io.Writer            // where a generated password is shown (stderr)
 	Limiter     *throttle.Limiter    // login throttle (throttle.New())
+	// PasswordOutFile, when set (SVC_PASSWORD_OUT), receives a generated first
+	// password instead of PasswordOut, which then only names the file.
+	PasswordOutFile string
 
 	getenv func(string) string
 }
@@ -89,7 +94,6 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		Addr:              r.String(EnvAddr, "127.0.0.1:8765"),
 		FirstPassword:     r.Secret(EnvPassword),
 		RedisURL:          r.String(EnvRedisURL, "redis://127.0.0.1:6379/0"),
-		RedisPrefix:       r.String(EnvRedisPrefix, "svc:"),
 		LogFormat:         r.String(EnvLogFormat, "text"),
 		LogLevel:          r.String(EnvLogLevel, "info"),
 		ShutdownTimeout:   r.Duration(EnvShutdownTimeout, 10*time.Second),
@@ -98,15 +102,27 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		Backends:          map[string]string{},
 		HashParams:        authtoken.DefaultParams,
 		PasswordOut:       os.Stderr,
+		PasswordOutFile:   r.String(EnvPasswordOut, ""),
 		getenv:            getenv,
 	}
-	path, err := configfile.DefaultPath(getenv)
+	// A host profile has a Redis prefix of its own ("svc-NAME:") unless REDIS_PREFIX says otherwise.
+	name, err := profile.Name(getenv)
 	if err != nil {
 		r.Fail("%v", err)
 	}
-	cfg.ConfigPath = path
+	cfg.RedisPrefix = r.String(EnvRedisPrefix, profile.RedisPrefix(name))
+	if err == nil {
+		path, err := configfile.DefaultPath(getenv)
+		if err != nil {
+			r.Fail("%v", err)
+		}
+		cfg.ConfigPath = path
+	}
 	if _, _, err := net.SplitHostPort(cfg.Addr); err != nil {
 		r.Fail("%s=%q: want host:port", EnvAddr, cfg.Addr)
+	}
+	if cfg.PasswordOutFile != "" && !filepath.IsAbs(cfg.PasswordOutFile) {
+		r.Fail("%s=%q: want an absolute path", EnvPasswordOut, cfg.PasswordOutFile)
 	}
 	if cfg.FirstPassword != "" && len(cfg.FirstPassword) < 8 {
 		r.Fail("%s must be at least 8 characters", EnvPassword)

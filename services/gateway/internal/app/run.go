@@ -54,8 +54,9 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return err
 	}
 	if generated != "" {
-		fmt.Fprintf(cfg.PasswordOut, "\nsvc-code: first start; your password is: %s\n"+
-			"svc-code: it is shown only this once. Change it with `make passwd` (bin/gateway passwd).\n\n", generated)
+		if err := showFirstPassword(cfg, generated); err != nil {
+			return err
+		}
 	}
 
 	ln := cfg.Listener
