@@ -1,29 +1,45 @@
 #!/usr/bin/env bash
-# provision.sh: create svc-code's PostgreSQL database and roles. Safe to run again.
+# provision.sh: create the PostgreSQL database and roles of one svc-code data home.
+# Safe to run again.
 #
-# Creates, on the server behind PROVISION_DATABASE_URL:
-#   role svc_code       LOGIN, owner of database svc_code (the services' DATABASE_URL)
-#   role svc_readonly   LOGIN, NOINHERIT, read-only transactions, statement_timeout 30s,
-#                       idle_in_transaction_session_timeout 60s, temp_file_limit 1GB; member of no role (any
-#                       membership found is revoked); CONNECT on svc_code and USAGE on its
-#                       schema public, nothing else (analytics grants SELECT on its own tables
-#                       at start, and refuses to serve SQL if the role can do more)
+# Each data home has a database and two roles of its own, named after a short hash of
+# the data home's real path (<h>: the first 8 hex digits of its SHA-256):
+#   role svc_code_<h>      LOGIN, owner of database svc_code_<h> (the services' DATABASE_URL)
+#   role svc_readonly_<h>  LOGIN, NOINHERIT, read-only transactions, statement_timeout 30s,
+#                          idle_in_transaction_session_timeout 60s, temp_file_limit 1GB;
+#                          member of no role (any membership found is revoked); CONNECT on
+#                          its database and USAGE on its schema public, nothing else
+#                          (analytics grants SELECT on its own tables at start, and refuses
+#                          to serve SQL if the role can do more)
 # and writes both URLs, with passwords generated on the first run, to
-# $SVC_CODE_HOME/postgres.env (mode 0600) as DATABASE_URL=... and READONLY_DATABASE_URL=...
-# Later runs reuse that file and set the roles' passwords from it again.
+# <data home>/postgres.env (mode 0600) as DATABASE_URL=... and READONLY_DATABASE_URL=...
+# Later runs reuse that file's names and passwords (a data home that was moved keeps its
+# database) and set the roles' passwords from it again. Nothing of another data home is
+# touched: two data homes (host profiles, test stacks) never share a database, and the
+# provisioning of one never re-keys the roles of another. The database's comment names
+# the data home it belongs to; a copy of a data home (its postgres.env naming a database
+# that another existing data home owns) is refused, with how to give it its own.
+# A postgres.env of an older version, naming the database svc_code that every data home
+# shared, is set aside as postgres.env.svc_code (the database svc_code is left as it
+# was) and the data home gets a database of its own.
 # Schema migrations are not done here: chat and analytics apply them at startup.
 #
 # Environment:
 #   PROVISION_DATABASE_URL  a superuser (default postgres://postgres@127.0.0.1:5432/postgres);
 #                           if it cannot log in and this runs as root, `runuser -u postgres psql`
 #                           over the local socket is used instead
-#   SVC_CODE_HOME           data home (default ~/.svc-code)
+#   SVC_CODE_HOME           data home (default ~/.svc-code, or ~/.svc-code/profiles/NAME
+#                           for the host profile SVC_CODE_PROFILE=NAME)
 #   DATABASE_URL            when set, nothing is provisioned: the services use it as it is
 set -euo pipefail
 
-readonly DB=svc_code OWNER=svc_code READONLY=svc_readonly
-
-DATA_HOME=${SVC_CODE_HOME:-$HOME/.svc-code}
+if [[ -n ${SVC_CODE_HOME:-} ]]; then
+	DATA_HOME=$SVC_CODE_HOME
+elif [[ -n ${SVC_CODE_PROFILE:-} ]]; then
+	DATA_HOME=$HOME/.svc-code/profiles/$SVC_CODE_PROFILE
+else
+	DATA_HOME=$HOME/.svc-code
+fi
 ENV_FILE=$DATA_HOME/postgres.env
 SUPER_URL=${PROVISION_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres}
 
@@ -94,7 +110,7 @@ if ! is_superuser; then
 	fi
 fi
 
-# --- passwords ---------------------------------------------------------------------
+# --- names and passwords -------------------------------------------------------------
 
 new_password() {
 	if command -v openssl >/dev/null 2>&1; then
@@ -104,19 +120,56 @@ new_password() {
 	fi
 }
 
-# saved_password KEY: the password in KEY's URL in the env file, or nothing.
-saved_password() {
-	local line url
+# saved_url KEY: KEY's URL in the env file, or nothing.
+saved_url() {
+	local line
 	[[ -f $ENV_FILE ]] || return 0
 	line=$(grep -E "^$1=" "$ENV_FILE" | tail -n 1) || return 0
-	url=${line#*=}
-	if [[ $url =~ ^postgres(ql)?://[^:/@]+:([^@/]*)@ ]]; then
-		printf '%s' "${BASH_REMATCH[2]}"
+	printf '%s' "${line#*=}"
+}
+
+# url_parts URL: prints "role password database" of postgres://role:password@host/database.
+url_parts() {
+	if [[ $1 =~ ^postgres(ql)?://([^:/@]+):([^@/]*)@[^/]*/([^?]*) ]]; then
+		printf '%s %s %s\n' "${BASH_REMATCH[2]}" "${BASH_REMATCH[3]}" "${BASH_REMATCH[4]}"
 	fi
 }
 
-owner_pw=$(saved_password DATABASE_URL)
-readonly_pw=$(saved_password READONLY_DATABASE_URL)
+mkdir -p "$DATA_HOME"
+chmod 0700 "$DATA_HOME"
+REAL_HOME=$(cd "$DATA_HOME" && pwd -P)
+# The path goes into the database's comment through a psql variable.
+if [[ $REAL_HOME == *[\'\\$'\n']* ]]; then
+	die "the data home's path $REAL_HOME holds a quote, backslash or newline: choose another SVC_CODE_HOME"
+fi
+
+owner_url=$(saved_url DATABASE_URL)
+ro_url=$(saved_url READONLY_DATABASE_URL)
+owner_name='' owner_pw='' db_name='' ro_name='' readonly_pw='' ro_db=''
+if [[ -n $owner_url ]]; then read -r owner_name owner_pw db_name < <(url_parts "$owner_url") || true; fi
+if [[ -n $ro_url ]]; then read -r ro_name readonly_pw ro_db < <(url_parts "$ro_url") || true; fi
+
+if [[ $db_name == svc_code || $owner_name == svc_code || $ro_name == svc_readonly ]]; then
+	# Written by a version that gave every data home the same database: set it aside.
+	mv -f "$ENV_FILE" "$ENV_FILE.svc_code"
+	log "$ENV_FILE named the database svc_code that every data home shared: kept as"
+	log "$ENV_FILE.svc_code; that database is left as it was, and this data home gets its own"
+	owner_url='' ro_url='' owner_name='' owner_pw='' db_name='' ro_name='' readonly_pw='' ro_db=''
+fi
+
+# The names: the env file's (a moved data home keeps its database), else from the real path.
+if [[ $db_name =~ ^svc_code_([0-9a-f]{8})$ ]]; then
+	suffix=${BASH_REMATCH[1]}
+	if [[ $owner_name != "svc_code_$suffix" || $ro_name != "svc_readonly_$suffix" || $ro_db != "$db_name" ]]; then
+		die "$ENV_FILE names database $db_name with roles ${owner_name:-?} and ${ro_name:-?}, which do not belong together: remove the file to start afresh"
+	fi
+elif [[ -n $owner_url || -n $ro_url ]]; then
+	die "$ENV_FILE names no database that this script provisions (svc_code_<hash>): set DATABASE_URL to use another database, or remove the file"
+else
+	suffix=$(printf '%s' "$REAL_HOME" | sha256sum | cut -c1-8)
+fi
+readonly DB=svc_code_$suffix OWNER=svc_code_$suffix READONLY=svc_readonly_$suffix
+
 for pw in "$owner_pw" "$readonly_pw"; do
 	# Only URL-safe characters, so the URLs need no escaping and the SQL no quoting beyond :'var'.
 	if [[ -n $pw && ! $pw =~ ^[A-Za-z0-9._~-]+$ ]]; then
@@ -129,17 +182,31 @@ done
 database_url="postgres://$OWNER:$owner_pw@$PG_HOST:$PG_PORT/$DB?sslmode=disable"
 readonly_url="postgres://$READONLY:$readonly_pw@$PG_HOST:$PG_PORT/$DB?sslmode=disable"
 
+# --- ownership -----------------------------------------------------------------------
+
+# The database's comment names the data home it belongs to. If another data home that still
+# exists names this database in its postgres.env, this one is a copy of it: provisioning
+# would take over its database (and re-key its roles), so refuse.
+readonly LABEL="svc-code data home "
+comment=$(psql_super -At -c "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = '$DB'" </dev/null)
+if [[ $comment == "$LABEL"* && ${comment#"$LABEL"} != "$REAL_HOME" ]]; then
+	other=${comment#"$LABEL"}
+	if [[ -f $other/postgres.env ]] && grep -q "^DATABASE_URL=postgres://$OWNER:[^@]*@[^/]*/$DB?" "$other/postgres.env" 2>/dev/null; then
+		die "database $DB belongs to the data home $other, of which $DATA_HOME is a copy: remove $ENV_FILE to give this data home a database of its own"
+	fi
+	log "database $DB moves from the data home $other (gone, or no longer using it) to $REAL_HOME"
+fi
+
 # The file first: a run that fails after ALTER ROLE must not lose the passwords it set.
-mkdir -p "$DATA_HOME"
-chmod 0700 "$DATA_HOME"
 tmp=$(mktemp "$DATA_HOME/.postgres.env.XXXXXX")
 trap 'rm -f "$tmp"' EXIT
 chmod 0600 "$tmp"
-cat >"$tmp" <<EOF
-# Written by deploy/scripts/provision.sh; it reuses these passwords on every run.
+cat >"$tmp" <<ENV
+# Written by deploy/scripts/provision.sh; it reuses these names and passwords on every run.
+# Database $DB belongs to the data home $REAL_HOME.
 DATABASE_URL=$database_url
 READONLY_DATABASE_URL=$readonly_url
-EOF
+ENV
 mv -f "$tmp" "$ENV_FILE"
 trap - EXIT
 
@@ -149,6 +216,7 @@ trap - EXIT
 psql_super <<SQL
 \\set owner_pw '$owner_pw'
 \\set readonly_pw '$readonly_pw'
+\\set label '$LABEL$REAL_HOME'
 SELECT 'CREATE ROLE $OWNER' WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '$OWNER') \\gexec
 SELECT 'CREATE ROLE $READONLY' WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '$READONLY') \\gexec
 ALTER ROLE $OWNER WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS
@@ -166,6 +234,7 @@ SELECT format('REVOKE %I FROM $READONLY', r.rolname) FROM pg_auth_members m JOIN
 	WHERE m.member = (SELECT oid FROM pg_roles WHERE rolname = '$READONLY') \\gexec
 SELECT 'CREATE DATABASE $DB OWNER $OWNER' WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = '$DB') \\gexec
 ALTER DATABASE $DB OWNER TO $OWNER;
+COMMENT ON DATABASE $DB IS :'label';
 -- PUBLIC keeps no CONNECT or TEMP: the two roles get what they need by name.
 REVOKE ALL ON DATABASE $DB FROM PUBLIC;
 GRANT CONNECT ON DATABASE $DB TO $READONLY;

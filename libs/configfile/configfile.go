@@ -15,26 +15,40 @@ import (
 	"syscall"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/svc-code/svc-code/libs/profile"
 )
 
 // DefaultPath is $SVC_CONFIG, else $XDG_CONFIG_HOME/svc-code/config.yaml,
-// else ~/.config/svc-code/config.yaml.
+// else ~/.config/svc-code/config.yaml. For the host profile
+// SVC_CODE_PROFILE=NAME, the file is svc-code/profiles/NAME/config.yaml in
+// the same directory, unless SVC_CONFIG is set.
 func DefaultPath(getenv func(string) string) (string, error) {
 	if p := getenv("SVC_CONFIG"); p != "" {
 		return filepath.Abs(p)
 	}
+	name, err := profile.Name(getenv)
+	if err != nil {
+		return "", err
+	}
+	dir := ""
 	if x := getenv("XDG_CONFIG_HOME"); x != "" && filepath.IsAbs(x) {
-		return filepath.Join(x, "svc-code", "config.yaml"), nil
-	}
-	home := getenv("HOME")
-	if home == "" {
-		h, err := os.UserHomeDir()
-		if err != nil {
-			return "", errors.New("cannot locate the config file: set HOME or SVC_CONFIG")
+		dir = filepath.Join(x, "svc-code")
+	} else {
+		home := getenv("HOME")
+		if home == "" {
+			h, err := os.UserHomeDir()
+			if err != nil {
+				return "", errors.New("cannot locate the config file: set HOME or SVC_CONFIG")
+			}
+			home = h
 		}
-		home = h
+		dir = filepath.Join(home, ".config", "svc-code")
 	}
-	return filepath.Join(home, ".config", "svc-code", "config.yaml"), nil
+	if name != "" {
+		dir = filepath.Join(dir, "profiles", name)
+	}
+	return filepath.Join(dir, "config.yaml"), nil
 }
 
 // File is the configuration file at one path.

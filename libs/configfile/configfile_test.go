@@ -123,6 +123,15 @@ func TestBadFiles(t *testing.T) {
 	}
 }
 
+func TestDefaultPathRefusesABadProfile(t *testing.T) {
+	got, err := DefaultPath(func(k string) string {
+		return map[string]string{"HOME": "/h", "SVC_CODE_PROFILE": "../x"}[k]
+	})
+	if err == nil {
+		t.Errorf("DefaultPath with profile ../x = %q, want an error", got)
+	}
+}
+
 func TestDefaultPath(t *testing.T) {
 	tests := []struct {
 		name string
@@ -133,6 +142,9 @@ func TestDefaultPath(t *testing.T) {
 		{"xdg", map[string]string{"XDG_CONFIG_HOME": "/x", "HOME": "/h"}, "/x/svc-code/config.yaml"},
 		{"relative xdg ignored", map[string]string{"XDG_CONFIG_HOME": "rel", "HOME": "/h"}, "/h/.config/svc-code/config.yaml"},
 		{"home", map[string]string{"HOME": "/h"}, "/h/.config/svc-code/config.yaml"},
+		{"profile", map[string]string{"HOME": "/h", "SVC_CODE_PROFILE": "work"}, "/h/.config/svc-code/profiles/work/config.yaml"},
+		{"profile xdg", map[string]string{"XDG_CONFIG_HOME": "/x", "SVC_CODE_PROFILE": "work"}, "/x/svc-code/profiles/work/config.yaml"},
+		{"explicit wins over profile", map[string]string{"SVC_CONFIG": "/etc/svc.yaml", "SVC_CODE_PROFILE": "work"}, "/etc/svc.yaml"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -17,6 +17,8 @@ func TestDir(t *testing.T) {
 		{"override", map[string]string{"SVC_CODE_HOME": "/data", "HOME": "/home/u"}, "/data"},
 		{"override cleaned", map[string]string{"SVC_CODE_HOME": "/data/x/../y/"}, "/data/y"},
 		{"home default", map[string]string{"HOME": "/home/u"}, "/home/u/.svc-code"},
+		{"profile", map[string]string{"HOME": "/home/u", "SVC_CODE_PROFILE": "work"}, "/home/u/.svc-code/profiles/work"},
+		{"override wins over profile", map[string]string{"HOME": "/home/u", "SVC_CODE_PROFILE": "work", "SVC_CODE_HOME": "/data"}, "/data"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -25,6 +27,14 @@ func TestDir(t *testing.T) {
 				t.Errorf("Dir() = %q, %v; want %q", got, err, tt.want)
 			}
 		})
+	}
+}
+
+func TestDirRefusesABadProfile(t *testing.T) {
+	for _, name := range []string{"..", "a/b", "x:y"} {
+		if got, err := Dir(env(map[string]string{"HOME": "/home/u", "SVC_CODE_PROFILE": name})); err == nil {
+			t.Errorf("Dir with profile %q = %q, want an error", name, got)
+		}
 	}
 }
 

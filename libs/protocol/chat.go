@@ -47,6 +47,15 @@ type StoredPrompt struct {
 	Images  []ImageBlock `json:"images,omitempty"`
 }
 
+// StoredNotice is a server notice of the log (message_stored's message,
+// a notice line's payload): why a prompt got no answer.
+type StoredNotice struct {
+	Role       string `json:"role" tstype:"'notice'"`
+	Level      string `json:"level" tstype:"'error'"`
+	Content    string `json:"content"`
+	PromptLine int64  `json:"prompt_line"`
+}
+
 // QueuedPrompt is a prompt waiting for the running turn to end (see the
 // queue frame).
 type QueuedPrompt struct {
@@ -83,10 +92,10 @@ type AgentMessageFrame struct {
 	Line int64           `json:"line,omitempty"`
 }
 
-// MessageStoredFrame is a stored prompt (or server notice) of the log.
+// MessageStoredFrame is a stored prompt or server notice of the log.
 type MessageStoredFrame struct {
 	Type    string          `json:"type" tstype:"'message_stored'"`
-	Message json.RawMessage `json:"message" tstype:"StoredPrompt"`
+	Message json.RawMessage `json:"message" tstype:"StoredPrompt | StoredNotice"`
 	Line    int64           `json:"line"`
 }
 

@@ -2,8 +2,8 @@
 // Redis, internal secret, logging, shutdown, body limit) and holds the small
 // start-up helpers around them: the PostgreSQL URLs that provisioning writes
 // to the data home, and the container healthcheck. Each service's Config
-// embeds Common. The package imports envconf, datahome and internalauth
-// only: no web framework and no database driver.
+// embeds Common. The package imports envconf, datahome, profile and
+// internalauth only: no web framework and no database driver.
 package svcenv
 
 import (
@@ -14,6 +14,7 @@ import (
 	"github.com/svc-code/svc-code/libs/datahome"
 	"github.com/svc-code/svc-code/libs/envconf"
 	"github.com/svc-code/svc-code/libs/internalauth"
+	"github.com/svc-code/svc-code/libs/profile"
 )
 
 // Variables read by LoadCommon (SVC_CODE_HOME and SVC_INTERNAL_SECRET are
@@ -30,7 +31,7 @@ const (
 // Defaults of the variables above.
 const (
 	DefaultRedisURL        = "redis://127.0.0.1:6379/0"
-	DefaultRedisPrefix     = "svc:"
+	DefaultRedisPrefix     = profile.DefaultRedisPrefix
 	DefaultShutdownTimeout = 10 * time.Second
 	DefaultBodyLimitMB     = 32
 )
@@ -61,17 +62,24 @@ type Common struct {
 func LoadCommon(r *envconf.Reader) Common {
 	c := Common{
 		RedisURL:        r.String(EnvRedisURL, DefaultRedisURL),
-		RedisPrefix:     r.String(EnvRedisPrefix, DefaultRedisPrefix),
 		LogFormat:       strings.ToLower(r.String(EnvLogFormat, "text")),
 		LogLevel:        strings.ToLower(r.String(EnvLogLevel, "info")),
 		ShutdownTimeout: r.Duration(EnvShutdownTimeout, DefaultShutdownTimeout),
 		getenv:          r.Getenv,
 	}
-	home, err := datahome.Dir(r.Getenv)
+	// A profile has a prefix of its own ("svc-NAME:") unless REDIS_PREFIX says otherwise.
+	name, err := profile.Name(r.Getenv)
 	if err != nil {
-		r.Fail("%s: %v", datahome.EnvVar, err)
+		r.Fail("%v", err)
 	}
-	c.DataHome = home
+	c.RedisPrefix = r.String(EnvRedisPrefix, profile.RedisPrefix(name))
+	if err == nil {
+		home, err := datahome.Dir(r.Getenv)
+		if err != nil {
+			r.Fail("%s: %v", datahome.EnvVar, err)
+		}
+		c.DataHome = home
+	}
 	// Read now so that a bad SVC_INTERNAL_SECRET_FILE is reported with the rest.
 	r.Secret(internalauth.EnvVar)
 

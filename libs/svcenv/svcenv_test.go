@@ -44,6 +44,36 @@ func TestLoadCommonDefaults(t *testing.T) {
 	}
 }
 
+// A host profile moves the data home and the Redis prefix; REDIS_PREFIX and
+// SVC_CODE_HOME still win.
+func TestLoadCommonProfile(t *testing.T) {
+	tests := []struct {
+		name                 string
+		env                  map[string]string
+		wantHome, wantPrefix string
+	}{
+		{"profile", map[string]string{"HOME": "/h", "SVC_CODE_PROFILE": "work"}, "/h/.svc-code/profiles/work", "svc-work:"},
+		{"explicit", map[string]string{"HOME": "/h", "SVC_CODE_PROFILE": "work", "SVC_CODE_HOME": "/d", "REDIS_PREFIX": "x:"}, "/d", "x:"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := envconf.New(mapenv(tt.env))
+			c := LoadCommon(r)
+			if err := r.Err(); err != nil {
+				t.Fatalf("LoadCommon: %v", err)
+			}
+			if c.DataHome != tt.wantHome || c.RedisPrefix != tt.wantPrefix {
+				t.Errorf("got home %q prefix %q, want %q %q", c.DataHome, c.RedisPrefix, tt.wantHome, tt.wantPrefix)
+			}
+		})
+	}
+	r := envconf.New(mapenv(map[string]string{"HOME": "/h", "SVC_CODE_PROFILE": "../etc"}))
+	LoadCommon(r)
+	if r.Err() == nil {
+		t.Error("LoadCommon with profile ../etc: want an error")
+	}
+}
+
 func TestLoadCommonValues(t *testing.T) {
 	r := envconf.New(mapenv(map[string]string{
 		"SVC_CODE_HOME": "/srv/data", "REDIS_URL": "redis://r:1/2", "REDIS_PREFIX": "t:",

@@ -50,6 +50,16 @@ export interface StoredPrompt {
   images?: ImageBlock[];
 }
 /**
+ * StoredNotice is a server notice of the log (message_stored's message,
+ * a notice line's payload): why a prompt got no answer.
+ */
+export interface StoredNotice {
+  role: 'notice';
+  level: 'error';
+  content: string;
+  prompt_line: number /* int64 */;
+}
+/**
  * QueuedPrompt is a prompt waiting for the running turn to end (see the
  * queue frame).
  */
@@ -91,11 +101,11 @@ export interface AgentMessageFrame {
   line?: number /* int64 */;
 }
 /**
- * MessageStoredFrame is a stored prompt (or server notice) of the log.
+ * MessageStoredFrame is a stored prompt or server notice of the log.
  */
 export interface MessageStoredFrame {
   type: 'message_stored';
-  message: StoredPrompt;
+  message: StoredPrompt | StoredNotice;
   line: number /* int64 */;
 }
 /**
