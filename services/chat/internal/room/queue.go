@@ -138,6 +138,7 @@ func (r *Room) sendFirstLocked(ctx context.Context) {
 	}
 	if perr != nil {
 		r.Broadcast(ErrorFrame(perr.Error()))
+		r.storeNotice(ctx, perr.Error(), msg.Line)
 		return
 	}
 	r.sendTurn(ctx, prov, msg.Line, q.Content, q.Images)
@@ -150,7 +151,7 @@ func (r *Room) sendTurn(ctx context.Context, prov agent.Provider, line int64, co
 		turn.Images = append(turn.Images, agent.Image{MediaType: im.Source.MediaType, Data: im.Source.Data})
 	}
 	r.mu.Lock()
-	pr := &prompt{id: turnID(r.id, line), text: content, cwd: r.cwd, model: r.model}
+	pr := &prompt{id: turnID(r.id, line), line: line, text: content, cwd: r.cwd, model: r.model}
 	r.mu.Unlock()
 	r.promptSent(pr)
 	r.setRunning(true)
@@ -158,6 +159,7 @@ func (r *Room) sendTurn(ctx context.Context, prov agent.Provider, line int64, co
 		r.promptFailed(pr)
 		r.setRunning(false)
 		r.Broadcast(ErrorFrame(sendError(err)))
+		r.storeNotice(ctx, sendError(err), line)
 	}
 }
 
