@@ -81,8 +81,16 @@ func (s Set) Private(p string) bool {
 	return false
 }
 
-// For lists the private paths of the environment getenv and environ (the
-// whole environment, KEY=VALUE, as os.Environ) describe:
+// FileVars are the variables whose _FILE form names a secret file; For
+// checks them whatever the environment's list of names says.
+var FileVars = []string{
+	"SVC_INTERNAL_SECRET", "SVC_CODE_PASSWORD", "DATABASE_URL", "READONLY_DATABASE_URL",
+	"REDIS_URL", "REDIS_PASSWORD",
+}
+
+// For lists the private paths of the environment that getenv reads;
+// environ is the environment as os.Environ lists it (KEY=VALUE), of which
+// only the names are used (values come through getenv):
 //
 //   - the config directories: $XDG_CONFIG_HOME/svc-code (when set) and
 //     $HOME/.config/svc-code, both whatever this process uses (the gateway
@@ -92,7 +100,8 @@ func (s Set) Private(p string) bool {
 //     home holds the home directory (SVC_CODE_HOME=$HOME, or /), denying it
 //     whole would deny everything: then only its secret files, logs and
 //     journals are;
-//   - the file named by every *_FILE variable holding an absolute path.
+//   - the file named by every *_FILE variable (of FileVars, or any name in
+//     environ that ends in _FILE) holding an absolute path.
 func For(getenv func(string) string, environ []string) Set {
 	var s Set
 	home := getenv("HOME")
@@ -125,9 +134,17 @@ func For(getenv func(string) string, environ []string) Set {
 			s.Open = append(s.Open, filepath.Join(dh, UploadsDir))
 		}
 	}
+	names := make([]string, 0, len(FileVars)+len(environ))
+	for _, v := range FileVars {
+		names = append(names, v+"_FILE")
+	}
 	for _, kv := range environ {
-		k, v, ok := strings.Cut(kv, "=")
-		if ok && strings.HasSuffix(k, "_FILE") && filepath.IsAbs(v) {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasSuffix(k, "_FILE") {
+			names = append(names, k)
+		}
+	}
+	for _, k := range names {
+		if v := getenv(k); filepath.IsAbs(v) {
 			s.Files = append(s.Files, filepath.Clean(v))
 		}
 	}

@@ -14,8 +14,12 @@ func TestForListsEverySecret(t *testing.T) {
 	vars := map[string]string{
 		"HOME":            "/home/u",
 		"XDG_CONFIG_HOME": "/home/u/xdg",
+		// a known variable, not in environ's names
+		"SVC_INTERNAL_SECRET_FILE": "/run/secrets/internal",
+		"SOME_TOOL_KEY_FILE":       "/etc/svc/../svc/tool",
+		"X_FILE":                   "relative",
 	}
-	environ := []string{"HOME=/home/u", "SVC_INTERNAL_SECRET_FILE=/run/secrets/internal", "REDIS_URL_FILE=/etc/svc/redis", "X_FILE=relative"}
+	environ := []string{"HOME=/home/u", "SOME_TOOL_KEY_FILE=ignored, read through getenv", "X_FILE=relative"}
 	s := For(env(vars), environ)
 	tests := []struct {
 		path string
@@ -36,7 +40,8 @@ func TestForListsEverySecret(t *testing.T) {
 		{"/home/u/.svc-code/uploads", false},
 		{"/home/u/.svc-code/uploads/s1/a.png", false},
 		{"/run/secrets/internal", true},
-		{"/etc/svc/redis", true},
+		{"/etc/svc/tool", true},
+		{"relative", false},
 		{"/home/u/proj/main.go", false},
 		{"/home/u", false},
 	}

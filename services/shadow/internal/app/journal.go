@@ -34,7 +34,7 @@ func startJournal(ctx context.Context, cfg Config, home string, api *fiber.App, 
 	sizeCap := journal.AppSettingsCap(db, cfg.MaxFileMB, log)
 	jnl := journal.New(store, log, journal.Options{MaxFileMB: sizeCap})
 	turns := journal.NewTurns(db)
-	allowed := roots.Default(cfg.DataHome, home, db, cfg.ExtraDirs).OnError(roots.LogTo(log))
+	allowed := allowedRoots(cfg, home, db, log)
 	allow := func(ctx context.Context, cwd string) error {
 		_, err := allowed.Resolve(ctx, cwd)
 		switch {

@@ -15,12 +15,14 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/svc-code/svc-code/libs/protocol"
+	"github.com/svc-code/svc-code/services/shadow/internal/roots"
 )
 
 // openRegular opens the resolved path for reading: never through a link
 // put there since the check (O_NOFOLLOW), never blocking on a FIFO
-// (O_NONBLOCK, then a regular file is required).
-func openRegular(resolved, shown string) (*os.File, fs.FileInfo, error) {
+// (O_NONBLOCK, then a regular file is required), never another name (a hard
+// link) of one of svc-code's secret files.
+func (s *server) openRegular(resolved, shown string) (*os.File, fs.FileInfo, error) {
 	f, err := os.OpenFile(resolved, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return nil, nil, pathError(err, shown)
@@ -33,6 +35,8 @@ func openRegular(resolved, shown string) (*os.File, fs.FileInfo, error) {
 		err = badRequest("%s is a directory: list it with GET /api/files", shown)
 	case !fi.Mode().IsRegular():
 		err = badRequest("%s is not a regular file", shown)
+	case s.Roots.Denied().Linked(fi):
+		err = pathError(roots.ErrPrivate, shown)
 	}
 	if err != nil {
 		_ = f.Close() // read-only: nothing to lose
@@ -43,8 +47,8 @@ func openRegular(resolved, shown string) (*os.File, fs.FileInfo, error) {
 
 // readText reads a whole text file: over MaxTextBytes is 413, binary
 // content 415.
-func readText(resolved, shown string) ([]byte, fs.FileInfo, error) {
-	f, fi, err := openRegular(resolved, shown)
+func (s *server) readText(resolved, shown string) ([]byte, fs.FileInfo, error) {
+	f, fi, err := s.openRegular(resolved, shown)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -104,7 +108,7 @@ func (s *server) readFile(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	data, fi, err := readText(resolved, shown)
+	data, fi, err := s.readText(resolved, shown)
 	if err != nil {
 		return err
 	}

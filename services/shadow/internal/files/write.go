@@ -15,6 +15,7 @@ import (
 
 	"github.com/svc-code/svc-code/libs/protocol"
 	"github.com/svc-code/svc-code/libs/svchttp"
+	"github.com/svc-code/svc-code/services/shadow/internal/roots"
 )
 
 // writeRequest is the body of POST /api/file/write.
@@ -74,6 +75,8 @@ func (s *server) writeFile(c *fiber.Ctx) error {
 		return badRequest("%s is a directory", shown)
 	case exists && !old.Mode().IsRegular():
 		return badRequest("%s is not a regular file", shown)
+	case exists && s.Roots.Denied().Linked(old):
+		return pathError(roots.ErrPrivate, shown)
 	}
 	if err := checkVersion(req.ExpectedVersion, resolved, shown, exists); err != nil {
 		return err
