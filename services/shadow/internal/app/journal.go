@@ -32,9 +32,9 @@ func startJournal(ctx context.Context, cfg Config, home string, api *fiber.App, 
 	sessions := project.PGSessions{Pool: db}
 	store := project.NewStore(cfg.DataHome, sessions)
 	sizeCap := journal.AppSettingsCap(db, cfg.MaxFileMB, log)
-	jnl := journal.New(store, log, journal.Options{MaxFileMB: sizeCap})
-	turns := journal.NewTurns(db)
 	allowed := allowedRoots(cfg, home, db, log)
+	jnl := journal.New(store, log, journal.Options{MaxFileMB: sizeCap, Private: allowed.Denied})
+	turns := journal.NewTurns(db)
 	allow := func(ctx context.Context, cwd string) error {
 		_, err := allowed.Resolve(ctx, cwd)
 		switch {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -108,7 +109,7 @@ type OpResult struct {
 // the unlock.
 func (j *Journal) hold(r *Repo) (*Repo, func()) {
 	unlock := j.lock(r.Project.Hash)
-	r = &Repo{Project: r.Project, git: r.git, locked: true}
+	r = &Repo{Project: r.Project, git: r.git, locked: true, private: r.private}
 	r.clearLocks(StaleLock)
 	return r, unlock
 }
@@ -232,6 +233,9 @@ func (j *Journal) Restore(ctx context.Context, r *Repo, commit, relPath, session
 	if session != "" && !ValidSession(session) {
 		return OpResult{}, protocol.Errorf(protocol.CodeBadRequest, "invalid session id")
 	}
+	if relPath != "" && r.isPrivate(r.denied(), relPath) {
+		return OpResult{}, privateError(relPath)
+	}
 	sha, err := r.ResolveCommit(ctx, commit)
 	if err != nil {
 		return OpResult{}, err
@@ -297,10 +301,20 @@ const ApplyTimeout = 5 * time.Minute
 // branch that starts at parent). Paths the snapshot skips (over the size
 // cap, nested repositories) and ignored files on disk are never written
 // over, even when forced: the journal holds no copy of them. They are
-// reported in Kept.
+// reported in Kept. svc-code's private files (journaled before they were
+// left out) are never touched either: reported in Kept as "private".
 func (j *Journal) apply(ctx context.Context, r *Repo, ignore []string, ref, head, parent string, paths []string,
 	expected, want map[string]entry, force bool, msg message,
 ) (OpResult, error) {
+	denied := r.denied()
+	var private []Conflict
+	paths = slices.DeleteFunc(slices.Clone(paths), func(p string) bool {
+		if r.isPrivate(denied, p) {
+			private = append(private, Conflict{Path: p, Reason: ReasonPrivate})
+			return true
+		}
+		return false
+	})
 	m, err := j.store.Meta(r.Project.Hash)
 	if err != nil {
 		return OpResult{}, err
@@ -353,7 +367,7 @@ func (j *Journal) apply(ctx context.Context, r *Repo, ignore []string, ref, head
 	// undone, with no commit saying so.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ApplyTimeout)
 	defer cancel()
-	res := OpResult{Changed: []Change{}}
+	res := OpResult{Changed: []Change{}, Kept: private}
 	// Save the user's state first when the journal does not have it.
 	parentTree, err := r.treeOf(ctx, parent)
 	if err != nil {
@@ -469,6 +483,10 @@ func coversAny(entries map[string]entry, rel string) bool {
 // path and its first use: a test swaps a parent directory for a symbolic
 // link there.
 var hookChecked func(abs string)
+
+// ReasonPrivate marks, in Kept, a path that is one of svc-code's private
+// files: an undo or restore never writes it.
+const ReasonPrivate = "private"
 
 // errUnsafePath reports a journal path that would leave the project.
 var errUnsafePath = errors.New("unsafe path")

@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 
 	"github.com/svc-code/svc-code/libs/secretpaths"
@@ -107,4 +108,27 @@ func (d *Denied) LinkedPath(p string) bool {
 	}
 	fi, err := os.Lstat(p)
 	return err == nil && d.Linked(fi)
+}
+
+// Under answers the private trees and files strictly below dir (absolute,
+// clean), relative to it with slashes, sorted: what a walk of dir must
+// leave out. Open trees are ignored: what is below dir and private in part
+// is left out whole.
+func (d *Denied) Under(dir string) []string {
+	if d == nil {
+		return nil
+	}
+	var out []string
+	for _, list := range [][]string{d.trees, d.files} {
+		for _, p := range list {
+			if p != dir && Within(p, dir) {
+				rel, err := filepath.Rel(dir, p)
+				if err == nil {
+					out = append(out, filepath.ToSlash(rel))
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
