@@ -46,7 +46,7 @@ func startJournal(ctx context.Context, cfg Config, home string, api *fiber.App, 
 		return err
 	}
 	shadowapi.Register(api, shadowapi.Deps{Journal: jnl, Turns: turns, Sessions: sessions, Log: log})
-	gitapi.Register(api, gitapi.Deps{Allow: allow})
+	gitapi.Register(api, gitapi.Deps{Allow: allow, Private: allowed.Denied})
 	projectapi.Register(api, projectapi.Deps{Store: store, MaxFileMB: sizeCap, Allow: allow})
 
 	stream := redisx.Keys{Prefix: cfg.RedisPrefix}.Key("turns")
