@@ -85,3 +85,46 @@ func listTree(t *testing.T, dir string) string {
 	}
 	return b.String()
 }
+
+// TestReadRefusesParentSwappedAfterCheck: between the check of a path and
+// the read, its parent becomes a symbolic link to svc-code's config
+// directory: every reading route refuses, and no answer holds the secret.
+func TestReadRefusesParentSwappedAfterCheck(t *testing.T) {
+	for _, route := range []string{"/api/file?path=", "/api/file-raw?path=", "/view?path=", "/api/browser/render?path="} {
+		t.Run(route, func(t *testing.T) {
+			e := mustEnv(t, nil)
+			cfgDir := filepath.Join(e.home, ".config", "svc-code")
+			writeFiles(t, map[string]string{
+				filepath.Join(cfgDir, "config.yaml"):        serverSecret + "\n",
+				filepath.Join(cfgDir, "page.html"):          "<p>" + serverSecret + "</p>",
+				filepath.Join(e.home, "dir", "config.yaml"): "a public file of the same name\n",
+				filepath.Join(e.home, "dir", "page.html"):   "<p>a public page</p>",
+			})
+			sub := filepath.Join(e.home, "dir")
+			swapped := false
+			defer files.SetHookChecked(func(string) {
+				if swapped {
+					return
+				}
+				swapped = true
+				if err := os.Rename(sub, sub+".moved"); err != nil {
+					t.Error(err)
+				}
+				if err := os.Symlink(cfgDir, sub); err != nil {
+					t.Error(err)
+				}
+			})()
+			name := "config.yaml"
+			if strings.Contains(route, "render") {
+				name = "page.html"
+			}
+			a := e.get(t, route+q(filepath.Join(sub, name)))
+			if !swapped {
+				t.Fatal("the hook did not run")
+			}
+			if a.status == http.StatusOK || strings.Contains(string(a.body), "SERVER-SECRET") {
+				t.Errorf("read through a swapped parent: %d %s", a.status, a.body)
+			}
+		})
+	}
+}

@@ -40,7 +40,8 @@ type writeJSON struct {
 }
 
 // hookChecked, set by tests only, runs between the path's check and its
-// first use: a test swaps a parent directory for a symbolic link there.
+// first use (a write, or opening a file to read): a test swaps a parent
+// directory for a symbolic link there.
 var hookChecked func(resolved string)
 
 // newFileMode is the mode of a file the write creates.
