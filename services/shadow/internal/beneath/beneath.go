@@ -92,13 +92,13 @@ func OpenDir(root, rel string, create bool, perm fs.FileMode) (*Dir, error) {
 
 // openat2 opens name (a directory, or with flags a file) from dirfd with
 // the resolve flags.
-func openat2(shown string, dirfd int, name string, flags int, resolve uint64) (int, error) {
+func openat2(shown string, dirfd int, name string, flags, resolve uint64) (int, error) {
 	if flags == 0 {
 		flags = unix.O_RDONLY | unix.O_DIRECTORY
 	}
 	for {
 		fd, err := unix.Openat2(dirfd, name, &unix.OpenHow{
-			Flags: uint64(flags | unix.O_CLOEXEC), Resolve: resolve,
+			Flags: flags | unix.O_CLOEXEC, Resolve: resolve,
 		})
 		if errors.Is(err, unix.EINTR) || errors.Is(err, unix.EAGAIN) {
 			continue // EAGAIN: a rename raced the lookup; try again

@@ -147,10 +147,10 @@ func (s *server) rootOf(ctx context.Context, resolved, shown string) (root, rel 
 			root = r
 		}
 	}
-	switch {
-	case root == "":
+	switch root {
+	case "":
 		return "", "", pathError(roots.ErrForbidden, shown) // the roots changed since the check
-	case root == resolved:
+	case resolved:
 		return "", "", badRequest("%s is a directory", shown)
 	}
 	return root, strings.TrimPrefix(strings.TrimPrefix(resolved, root), "/"), nil
