@@ -3,6 +3,7 @@ package journal
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -146,5 +147,35 @@ func TestHomeSessionWithoutGitignoreIsJournaled(t *testing.T) {
 	}
 	if files := e.plainGit("ls-tree", "-r", "--name-only", "session/s1"); files != "notes.txt\n" {
 		t.Errorf("journaled files:\n%s", files)
+	}
+}
+
+// A hard link to a secret file inside the project is not journaled: the
+// journal matches it by device and inode.
+func TestJournalSkipsHardLinksToSecrets(t *testing.T) {
+	e := newEnv(t)
+	key := filepath.Join(e.home, "internal.key")
+	if err := os.MkdirAll(e.home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(key, []byte("SECRET-KEY\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(key, e.path("k")); err != nil {
+		t.Fatal(err)
+	}
+	e.write("a.txt", "a\n")
+	vars := map[string]string{"HOME": "/nonexistent", "SVC_CODE_HOME": e.home}
+	set := secretpaths.For(func(k string) string { return vars[k] }, nil)
+	e.journal.private = func() *roots.Denied { return roots.NewDenied(set) }
+	res, err := e.journal.TurnEnded(context.Background(), e.turn("s1", 1, "p"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files := e.plainGit("ls-tree", "-r", "--name-only", "session/s1"); files != "a.txt\n" {
+		t.Errorf("journaled files:\n%s (result %+v)", files, res)
+	}
+	if log := e.plainGit("log", "-p", "--all"); strings.Contains(log, "SECRET-KEY") {
+		t.Errorf("the journal holds the key:\n%s", log)
 	}
 }

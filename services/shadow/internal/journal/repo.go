@@ -448,6 +448,7 @@ func (r *Repo) trySnapshot(ctx context.Context, maxBytes int64) (string, []Skipp
 		return "", nil, fmt.Errorf("list work tree: %w", err)
 	}
 	var skipped []Skipped
+	denied := r.denied()
 	seen := map[string]bool{}
 	for _, rec := range splitNul(out) {
 		if len(rec) < 3 {
@@ -462,14 +463,21 @@ func (r *Repo) trySnapshot(ctx context.Context, maxBytes int64) (string, []Skipp
 			skipped = append(skipped, Skipped{Path: strings.TrimSuffix(rel, "/"), Reason: ReasonNested})
 			continue
 		}
-		if maxBytes <= 0 {
+		if maxBytes <= 0 && !denied.HasLinks() {
 			continue
 		}
 		st, err := os.Lstat(filepath.Join(r.Project.Path, filepath.FromSlash(rel)))
-		if err != nil || !st.Mode().IsRegular() || st.Size() <= maxBytes {
+		if err != nil || !st.Mode().IsRegular() {
 			continue
 		}
-		skipped = append(skipped, Skipped{Path: rel, Reason: ReasonTooLarge, Size: st.Size()})
+		switch {
+		case denied.Linked(st): // another name of a secret file
+			skipped = append(skipped, Skipped{Path: rel, Reason: ReasonPrivate})
+		case maxBytes > 0 && st.Size() > maxBytes:
+			skipped = append(skipped, Skipped{Path: rel, Reason: ReasonTooLarge, Size: st.Size()})
+		default:
+			continue
+		}
 		if tag == 'H' {
 			unstage = append(unstage, rel)
 		}
