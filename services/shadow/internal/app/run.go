@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/svc-code/svc-code/deploy/helpers"
 	"github.com/svc-code/svc-code/libs/pgmigrate"
 	"github.com/svc-code/svc-code/libs/redisx"
@@ -69,7 +71,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		}
 	}
 	helpersapi.Register(api, helpersapi.Deps{Targets: helpers.DefaultTargets(home, os.Getenv), Log: log})
-	files.Register(api, files.Deps{Roots: roots.Default(cfg.DataHome, home, db, cfg.ExtraDirs).OnError(roots.LogTo(log)), Log: log})
+	files.Register(api, files.Deps{Roots: allowedRoots(cfg, home, db, log), Log: log})
 	defer startJournal(ctx, cfg, home, api, rdb, db, log)() // stops the turn consumer before Redis and PostgreSQL close
 	ln, err := svchttp.Listen(ctx, cfg.Listener, cfg.Addr)
 	if err != nil {
@@ -77,4 +79,10 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	}
 	log.InfoContext(ctx, "listening", "addr", ln.Addr().String(), "data_home", cfg.DataHome)
 	return svchttp.Serve(ctx, api, ln, cfg.ShutdownTimeout, log)
+}
+
+// allowedRoots is the resolver of every route that takes a user's path:
+// the roots, less svc-code's secrets, with ~ standing for home.
+func allowedRoots(cfg Config, home string, db *pgxpool.Pool, log *slog.Logger) *roots.Resolver {
+	return roots.Default(cfg.DataHome, home, db, cfg.ExtraDirs).OnError(roots.LogTo(log)).Private(cfg.Private).ExpandHome(home)
 }
