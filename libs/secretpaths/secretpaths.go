@@ -100,6 +100,8 @@ var FileVars = []string{
 //     home holds the home directory (SVC_CODE_HOME=$HOME, or /), denying it
 //     whole would deny everything: then only its secret files, logs and
 //     journals are;
+//   - ~/.svc-code, where the default instance and every host profile keep
+//     their data homes, whichever instance this is;
 //   - the file named by every *_FILE variable (of FileVars, or any name in
 //     environ that ends in _FILE) holding an absolute path.
 func For(getenv func(string) string, environ []string) Set {
@@ -133,6 +135,12 @@ func For(getenv func(string) string, environ []string) Set {
 			s.Trees = append(s.Trees, dh)
 			s.Open = append(s.Open, filepath.Join(dh, UploadsDir))
 		}
+	}
+	// Every instance of this user keeps its data home below ~/.svc-code by
+	// default (the default instance's, and each host profile's): another
+	// instance's secrets are as private as this one's.
+	if home != "" && filepath.IsAbs(home) {
+		s.Trees = append(s.Trees, filepath.Join(home, ".svc-code"))
 	}
 	names := make([]string, 0, len(FileVars)+len(environ))
 	for _, v := range FileVars {

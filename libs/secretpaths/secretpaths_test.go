@@ -101,3 +101,27 @@ func TestForDataHomeAboveHome(t *testing.T) {
 		}
 	}
 }
+
+// A host profile's file routes must not reach the default instance's or
+// another profile's secrets, which all live below ~/.svc-code.
+func TestForProfileKeepsOtherInstancesPrivate(t *testing.T) {
+	s := For(env(map[string]string{"HOME": "/home/u", "SVC_CODE_PROFILE": "work"}), nil)
+	tests := []struct {
+		path string
+		want bool
+	}{
+		{"/home/u/.svc-code/profiles/work/internal.key", true},
+		{"/home/u/.svc-code/profiles/work/uploads/s1/a.png", false},
+		{"/home/u/.svc-code/internal.key", true},
+		{"/home/u/.svc-code/postgres.env", true},
+		{"/home/u/.svc-code/profiles/other/postgres.env", true},
+		{"/home/u/.svc-code/profiles/other/redis/password", true},
+		{"/home/u/.config/svc-code/profiles/other/config.yaml", true},
+		{"/home/u/proj/main.go", false},
+	}
+	for _, tt := range tests {
+		if got := s.Private(tt.path); got != tt.want {
+			t.Errorf("Private(%q) = %v, want %v", tt.path, got, tt.want)
+		}
+	}
+}
