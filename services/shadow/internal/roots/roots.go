@@ -188,6 +188,15 @@ func (r *Resolver) Roots(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
+// Invalidate drops the cached roots, so that the next check asks the
+// sources again: a change of the server config (extra_dirs) applies to the
+// next request rather than within the cache's life.
+func (r *Resolver) Invalidate() {
+	r.mu.Lock()
+	r.cached = nil
+	r.mu.Unlock()
+}
+
 // Resolve checks p and returns its real path: absolute, clean, with every
 // symbolic link resolved (those of a part that does not exist yet
 // included, for a file about to be written). The result may not exist. A
