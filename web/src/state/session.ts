@@ -64,6 +64,8 @@ export class SessionStore {
   /** The line being applied, and whether a block took its sid. */
   private curLine = 0;
   private owned = false;
+  /** The last result's total_cost_usd (the agent reports a running total). */
+  private lastTotal = 0;
 
   readonly pages = signal<Page[]>([]);
   readonly count = signal(0);
@@ -301,6 +303,11 @@ export class SessionStore {
       case "result": {
         this.closeText();
         const u = d.usage ?? {};
+        const total = typeof d.total_cost_usd === "number" ? d.total_cost_usd : undefined;
+        // The turn's own cost: the running total's step (a new process that
+        // starts its total afresh makes a step down: then the total is the turn's).
+        const turnCost = typeof d.cost_usd === "number" ? d.cost_usd : total !== undefined ? (total >= this.lastTotal ? total - this.lastTotal : total) : undefined;
+        if (total !== undefined) this.lastTotal = total;
         batch(() => {
           this.agentRunning.value = false;
           this.isCompacting.value = false;
@@ -310,8 +317,8 @@ export class SessionStore {
           kind: "result",
           key: this.key(),
           line,
-          cost: typeof d.cost_usd === "number" ? d.cost_usd : undefined,
-          totalCost: typeof d.total_cost_usd === "number" ? d.total_cost_usd : undefined,
+          cost: turnCost,
+          totalCost: total,
           inputTokens: u.input_tokens ?? 0,
           outputTokens: u.output_tokens ?? 0,
           cacheTokens: (u.cache_read_input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0),
@@ -399,6 +406,7 @@ export class SessionStore {
       this.count.value = 0;
       this.tools.clear();
       this.openText = null;
+      this.lastTotal = 0;
       this.queue.value = [];
       this.stopOutcome.value = null;
       this.ended.value = null;

@@ -65,7 +65,8 @@ function BlockBody({ b }: { b: Block }) {
           <span title={`input ${b.inputTokens}, output ${b.outputTokens}, cache ${b.cacheTokens}`}>
             {fmtTokens(b.inputTokens + b.cacheTokens)} in · {fmtTokens(b.outputTokens)} out
           </span>
-          {b.cost !== undefined ? <span>{fmtCost(b.cost)}</span> : b.totalCost !== undefined && <span title="session total">{fmtCost(b.totalCost)} total</span>}
+          {b.cost !== undefined && <span title="this turn's cost">{fmtCost(b.cost)}</span>}
+          {b.totalCost !== undefined && <span title="the agent's running total">{fmtCost(b.totalCost)} total</span>}
           {b.text && <span class="errtext">{b.text}</span>}
           <Raw value={b.raw} />
         </div>
