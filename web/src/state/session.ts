@@ -43,7 +43,8 @@ export type Block =
   | (BlockBase & { kind: "raw_output" | "stderr"; text: string })
   | (BlockBase & { kind: "gap"; from: number; to: number; text?: string })
   | (BlockBase & { kind: "json"; label: string; value: unknown })
-  | (BlockBase & { kind: "meta" });
+  | (BlockBase & { kind: "meta" })
+  | (BlockBase & { kind: "exec"; command: string; stdout: string; stderr: string; exitCode: number; durationMs: number; truncated: boolean; error?: string });
 
 export interface Page {
   key: number;
@@ -397,6 +398,12 @@ export class SessionStore {
       this.pages.value = [...pages, { key: pages.length, blocks: signal([b]) }];
     }
     this.count.value++;
+  }
+
+  /** A bang command's output, shown in place; it is not part of the log. */
+  addExec(x: { command: string; stdout: string; stderr: string; exit_code: number; duration_ms: number; truncated?: boolean; error?: string }) {
+    this.closeText();
+    this.push({ kind: "exec", key: this.key(), line: 0, command: x.command, stdout: x.stdout, stderr: x.stderr, exitCode: x.exit_code, durationMs: x.duration_ms, truncated: !!x.truncated, error: x.error });
   }
 
   /** After session_cleared: the log is empty, lines go on (sids never reused). */

@@ -102,6 +102,21 @@ function BlockBody({ b }: { b: Block }) {
       );
     case "meta":
       return null;
+    case "exec":
+      return (
+        <div class="blk exec">
+          <pre class="cmd wrap">
+            <span class="prompt">! </span>
+            {b.command}
+          </pre>
+          {b.error && <p class="error">{b.error}</p>}
+          {b.stdout && <pre class="wrap">{b.stdout}</pre>}
+          {b.stderr && <pre class="wrap stderr">{b.stderr}</pre>}
+          <span class="muted">
+            exit {b.exitCode} · {b.durationMs} ms{b.truncated ? " · output truncated" : ""} · not sent to the agent
+          </span>
+        </div>
+      );
   }
 }
 
