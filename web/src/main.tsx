@@ -12,7 +12,11 @@ loadFavourites();
 // layout viewport for the keyboard; visualViewport says how much is left).
 const vv = window.visualViewport;
 if (vv) {
-  const fit = () => document.documentElement.style.setProperty("--vvh", `${vv.height}px`);
+  const fit = () => {
+    const st = document.documentElement.style;
+    st.setProperty("--vvh", `${vv.height}px`);
+    st.setProperty("--vvtop", `${vv.offsetTop}px`);
+  };
   vv.addEventListener("resize", fit);
   vv.addEventListener("scroll", fit);
   fit();

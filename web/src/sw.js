@@ -6,7 +6,7 @@
 const VERSION = "__VERSION__";
 const CACHE = "svc-code-shell-" + VERSION;
 const ASSETS = __ASSETS__;
-const SHELL = ["/", "/static/css/login.css", "/manifest.json", "/instance-icons/default.svg"];
+const SHELL = ["/", "/static/css/login.css", "/manifest.json", "/instance-icons/default.svg", "/instance-icons/icon-192.png", "/instance-icons/icon-512.png"];
 
 self.addEventListener("install", (event) => {
   event.waitUntil(

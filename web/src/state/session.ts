@@ -43,7 +43,8 @@ export type Block =
   | (BlockBase & { kind: "raw_output" | "stderr"; text: string })
   | (BlockBase & { kind: "gap"; from: number; to: number; text?: string })
   | (BlockBase & { kind: "json"; label: string; value: unknown })
-  | (BlockBase & { kind: "meta" });
+  | (BlockBase & { kind: "meta" })
+  | (BlockBase & { kind: "exec"; command: string; stdout: string; stderr: string; exitCode: number; durationMs: number; truncated: boolean; error?: string });
 
 export interface Page {
   key: number;
@@ -64,6 +65,8 @@ export class SessionStore {
   /** The line being applied, and whether a block took its sid. */
   private curLine = 0;
   private owned = false;
+  /** The last result's total_cost_usd (the agent reports a running total). */
+  private lastTotal = 0;
 
   readonly pages = signal<Page[]>([]);
   readonly count = signal(0);
@@ -301,6 +304,11 @@ export class SessionStore {
       case "result": {
         this.closeText();
         const u = d.usage ?? {};
+        const total = typeof d.total_cost_usd === "number" ? d.total_cost_usd : undefined;
+        // The turn's own cost: the running total's step (a new process that
+        // starts its total afresh makes a step down: then the total is the turn's).
+        const turnCost = typeof d.cost_usd === "number" ? d.cost_usd : total !== undefined ? (total >= this.lastTotal ? total - this.lastTotal : total) : undefined;
+        if (total !== undefined) this.lastTotal = total;
         batch(() => {
           this.agentRunning.value = false;
           this.isCompacting.value = false;
@@ -310,8 +318,8 @@ export class SessionStore {
           kind: "result",
           key: this.key(),
           line,
-          cost: typeof d.cost_usd === "number" ? d.cost_usd : undefined,
-          totalCost: typeof d.total_cost_usd === "number" ? d.total_cost_usd : undefined,
+          cost: turnCost,
+          totalCost: total,
           inputTokens: u.input_tokens ?? 0,
           outputTokens: u.output_tokens ?? 0,
           cacheTokens: (u.cache_read_input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0),
@@ -392,6 +400,12 @@ export class SessionStore {
     this.count.value++;
   }
 
+  /** A bang command's output, shown in place; it is not part of the log. */
+  addExec(x: { command: string; stdout: string; stderr: string; exit_code: number; duration_ms: number; truncated?: boolean; error?: string }) {
+    this.closeText();
+    this.push({ kind: "exec", key: this.key(), line: 0, command: x.command, stdout: x.stdout, stderr: x.stderr, exitCode: x.exit_code, durationMs: x.duration_ms, truncated: !!x.truncated, error: x.error });
+  }
+
   /** After session_cleared: the log is empty, lines go on (sids never reused). */
   reset() {
     batch(() => {
@@ -399,6 +413,7 @@ export class SessionStore {
       this.count.value = 0;
       this.tools.clear();
       this.openText = null;
+      this.lastTotal = 0;
       this.queue.value = [];
       this.stopOutcome.value = null;
       this.ended.value = null;

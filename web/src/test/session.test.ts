@@ -167,3 +167,17 @@ describe("SessionStore: one element per line", () => {
     expect(b[0].extra?.peek()).toEqual([`${ID}:1`]);
   });
 });
+
+describe("SessionStore: per-turn cost", () => {
+  it("takes each turn's cost from the step of the running total", () => {
+    const s = new SessionStore(ID);
+    const res = (line: number, total: number) => s.apply({ type: "agent_message", line, data: { type: "result", subtype: "success", total_cost_usd: total, usage: {} } });
+    res(1, 0.01);
+    res(2, 0.03);
+    res(3, 0.005); // a new process: its total starts again
+    const costs = s.allBlocks().map((b) => (b.kind === "result" ? [b.cost, b.totalCost] : null));
+    expect(costs[0]).toEqual([0.01, 0.01]);
+    expect(costs[1]![0]).toBeCloseTo(0.02);
+    expect(costs[2]).toEqual([0.005, 0.005]);
+  });
+});

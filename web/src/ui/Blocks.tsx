@@ -65,7 +65,8 @@ function BlockBody({ b }: { b: Block }) {
           <span title={`input ${b.inputTokens}, output ${b.outputTokens}, cache ${b.cacheTokens}`}>
             {fmtTokens(b.inputTokens + b.cacheTokens)} in · {fmtTokens(b.outputTokens)} out
           </span>
-          {b.cost !== undefined ? <span>{fmtCost(b.cost)}</span> : b.totalCost !== undefined && <span title="session total">{fmtCost(b.totalCost)} total</span>}
+          {b.cost !== undefined && <span title="this turn's cost">{fmtCost(b.cost)}</span>}
+          {b.totalCost !== undefined && <span title="the agent's running total">{fmtCost(b.totalCost)} total</span>}
           {b.text && <span class="errtext">{b.text}</span>}
           <Raw value={b.raw} />
         </div>
@@ -101,6 +102,21 @@ function BlockBody({ b }: { b: Block }) {
       );
     case "meta":
       return null;
+    case "exec":
+      return (
+        <div class="blk exec">
+          <pre class="cmd wrap">
+            <span class="prompt">! </span>
+            {b.command}
+          </pre>
+          {b.error && <p class="error">{b.error}</p>}
+          {b.stdout && <pre class="wrap">{b.stdout}</pre>}
+          {b.stderr && <pre class="wrap stderr">{b.stderr}</pre>}
+          <span class="muted">
+            exit {b.exitCode} · {b.durationMs} ms{b.truncated ? " · output truncated" : ""} · not sent to the agent
+          </span>
+        </div>
+      );
   }
 }
 

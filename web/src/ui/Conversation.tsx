@@ -32,7 +32,6 @@ export function SessionView({ id }: { id: string }) {
 
 function Conversation({ live }: { live: LiveSession }) {
   const s = live.store;
-  const [execs, setExecs] = useState<(ExecResult & { key: number })[]>([]);
   const [notice, setNotice] = useState<string | null>(null);
   const title = live.session.value?.title || "Untitled session";
 
@@ -99,12 +98,12 @@ function Conversation({ live }: { live: LiveSession }) {
           </button>
         </div>
       )}
-      <Transcript live={live} actions={actions} execs={execs} />
+      <Transcript live={live} actions={actions} />
       <div class="dock">
         <Heartbeat live={live} />
         <Pending live={live} />
         <QueueView live={live} />
-        <Composer live={live} onStop={stop} onExec={(r) => setExecs((x) => [...x, { ...r, key: Date.now() }])} />
+        <Composer live={live} onStop={stop} onExec={(r: ExecResult) => s.addExec(r)} />
       </div>
     </div>
   );
@@ -439,7 +438,7 @@ const PageView = memo(function PageView({ page, actions }: { page: Page; actions
   );
 });
 
-function Transcript({ live, actions, execs }: { live: LiveSession; actions: BlockActions; execs: (ExecResult & { key: number })[] }) {
+function Transcript({ live, actions }: { live: LiveSession; actions: BlockActions }) {
   const s = live.store;
   const pages = s.pages.value;
   const [shown, setShown] = useState(FIRST_PAGES);
@@ -496,20 +495,6 @@ function Transcript({ live, actions, execs }: { live: LiveSession; actions: Bloc
         {!live.loading.value && pages.length === 0 && <p class="muted center">No messages yet. Write the first prompt below.</p>}
         {pages.slice(first).map((p) => (
           <PageView key={p.key} page={p} actions={actions} />
-        ))}
-        {execs.map((x) => (
-          <div class="blk exec" key={x.key}>
-            <pre class="cmd wrap">
-              <span class="prompt">! </span>
-              {x.command}
-            </pre>
-            {x.error && <p class="error">{x.error}</p>}
-            {x.stdout && <pre class="wrap">{x.stdout}</pre>}
-            {x.stderr && <pre class="wrap stderr">{x.stderr}</pre>}
-            <span class="muted">
-              exit {x.exit_code} · {x.duration_ms} ms{x.truncated ? " · output truncated" : ""} · not sent to the agent
-            </span>
-          </div>
         ))}
       </div>
     </div>

@@ -39,7 +39,9 @@ func (s *Server) static(c *fiber.Ctx) error {
 		c.Set(fiber.HeaderContentSecurityPolicy, appCSP(c))
 		return c.Send(b)
 	}
-	name := path.Clean(strings.TrimPrefix(p, "/"))
+	// A copy: c.Path() points into fasthttp's reused request buffer, and the
+	// name outlives the request as a key of gzipCache.
+	name := strings.Clone(path.Clean(strings.TrimPrefix(p, "/")))
 	if strings.HasPrefix(name, "..") || name == "." {
 		return protocol.Errorf(protocol.CodeNotFound, "no route %s %s", c.Method(), p)
 	}
