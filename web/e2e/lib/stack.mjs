@@ -1,7 +1,7 @@
 // @ts-check
 // The stack the end-to-end tests (and the UI benchmark) run against, started as
 // `make run` does: deploy/scripts/run.sh with a temporary HOME, free loopback
-// ports, a chosen password, and the fake agent as the agent-sdk provider's
+// ports (the five services' and the data home's Redis), a chosen password, and the fake agent as the agent-sdk provider's
 // executable. RUN_RESTART=chat lets a test kill chat and see run.sh start it
 // again while the other services stay up.
 import { spawn, execFile } from 'node:child_process';
@@ -89,12 +89,14 @@ export async function startStack({ artifacts, log = (s) => process.stderr.write(
   log(`building the fake agent into ${fakeclaude}`);
   await run('go', ['build', '-o', fakeclaude, './services/chat/cmd/fakeclaude'], { cwd: ROOT, maxBuffer: 1 << 24 });
 
-  const [svc, chat, terminal, shadow, analytics] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
+  const [svc, chat, terminal, shadow, analytics, redis] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort(), freePort()]);
   const password = `e2e-${randomBytes(12).toString('hex')}`;
   /** @type {NodeJS.ProcessEnv} */
   const env = { ...process.env };
   // Whatever points the services elsewhere is dropped: the temporary HOME decides.
-  for (const k of ['XDG_CONFIG_HOME', 'SVC_CONFIG', 'SVC_CODE_HOME', 'DATABASE_URL', 'READONLY_DATABASE_URL', 'CHAT_URL', 'TERMINAL_URL', 'SHADOW_URL', 'ANALYTICS_URL']) {
+  // (Without REDIS_URL, run.sh starts the data home's own Redis, on SVC_REDIS_PORT.)
+  for (const k of ['XDG_CONFIG_HOME', 'SVC_CONFIG', 'SVC_CODE_HOME', 'SVC_CODE_PROFILE', 'DATABASE_URL', 'READONLY_DATABASE_URL',
+    'REDIS_URL', 'REDIS_URL_FILE', 'SVC_CODE_PASSWORD_FILE', 'SVC_BIN_DIR', 'SVC_BUILD', 'CHAT_URL', 'TERMINAL_URL', 'SHADOW_URL', 'ANALYTICS_URL']) {
     delete env[k];
   }
   Object.assign(env, {
@@ -104,6 +106,7 @@ export async function startStack({ artifacts, log = (s) => process.stderr.write(
     TERMINAL_ADDR: `127.0.0.1:${terminal}`,
     SHADOW_ADDR: `127.0.0.1:${shadow}`,
     ANALYTICS_ADDR: `127.0.0.1:${analytics}`,
+    SVC_REDIS_PORT: String(redis),
     SVC_CODE_PASSWORD: password,
     RUN_RESTART: 'chat',
     HEALTH_TIMEOUT: process.env.HEALTH_TIMEOUT || '60',
