@@ -61,6 +61,41 @@ export async function launch() {
   return chromium.launch({ executablePath: process.env.E2E_CHROMIUM || '/usr/bin/chromium', args });
 }
 
+/** @type {Promise<any[]> | null} */
+let cookies = null;
+
+/**
+ * The session cookie of one POST /api/login, made once per test process and
+ * given to every context: the gateway checks one login at a time per client
+ * address (429 with Retry-After for the others), and all the test processes
+ * share 127.0.0.1. A 429 is retried after the Retry-After the gateway asks for,
+ * within STEP_MS.
+ */
+function loginCookies() {
+  cookies ??= (async () => {
+    const deadline = Date.now() + STEP_MS;
+    for (;;) {
+      const res = await fetch(`${stack.baseURL}/api/login`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ password: stack.password }),
+      });
+      if (res.ok) {
+        const url = new URL(stack.baseURL);
+        return res.headers.getSetCookie().map((line) => {
+          const [pair] = line.split(';');
+          const i = pair.indexOf('=');
+          return { name: pair.slice(0, i), value: pair.slice(i + 1), domain: url.hostname, path: '/', httpOnly: true, sameSite: /** @type {const} */ ('Lax') };
+        });
+      }
+      const wait = Number(res.headers.get('retry-after') || 1) * 1000;
+      if (res.status !== 429 || Date.now() + wait > deadline) throw new Error(`POST /api/login: ${res.status} ${await res.text()}`);
+      await new Promise((r) => setTimeout(r, wait)); // the wait the gateway asked for
+    }
+  })();
+  return cookies;
+}
+
 /**
  * A browser context that is not signed in (closed and shot on failure like the others).
  * @param {import('playwright-core').Browser} browser
@@ -84,8 +119,7 @@ export async function signedInContext(browser, opts = {}) {
     ...(opts.phone ? { isMobile: true, hasTouch: true, deviceScaleFactor: 2 } : {}),
   });
   contexts.add(context);
-  const res = await context.request.post('/api/login', { data: { password: stack.password } });
-  if (!res.ok()) throw new Error(`POST /api/login: ${res.status()} ${await res.text()}`);
+  await context.addCookies(await loginCookies());
   return context;
 }
 

@@ -2,7 +2,7 @@
 // Sign in through the form, and a wrong password that is refused.
 import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { e2e, launch, anonymousContext, stack, STEP_MS, screenshots, waitText } from '../lib/app.mjs';
+import { e2e, launch, anonymousContext, stack, STEP_MS, screenshots, waitText } from '../../lib/app.mjs';
 
 /** @type {import('playwright-core').Browser} */
 let browser;
