@@ -126,3 +126,33 @@ e2e('Deny with a reason: the agent gets the reason and does not run the tool', a
   assert.equal(bash.result?.is_error, true, 'the tool did not run');
   assert.equal(bash.result?.content, 'not on this machine', 'the agent received the reason');
 });
+
+e2e('the inbox reaches a pending request of another session', async () => {
+  const a = await createSession(uniqueTitle('e2e inbox asks'));
+  const b = await createSession(uniqueTitle('e2e inbox elsewhere'));
+  const context = await signedInContext(browser);
+  const page = await context.newPage();
+  await openSession(page, a.title);
+  await send(page, 'RUN_BASH');
+  await permissionCard(page, 'Bash').waitFor({ timeout: STEP_MS });
+
+  // From another session, the badge and the inbox lead back to it.
+  await openSession(page, b.title);
+  const inboxButton = page.getByRole('button', { name: 'Pending permissions', exact: true });
+  await waitText(inboxButton, /[1-9]/);
+  await inboxButton.click();
+  const inbox = page.getByRole('dialog', { name: 'Pending permission requests', exact: true });
+  const item = inbox.getByRole('listitem').filter({ hasText: a.title });
+  await waitText(item, /Bash/);
+  await waitText(item, /echo hello-from-bash > bash_out\.txt && cat bash_out\.txt/);
+  await screenshots(page, 'inbox');
+  await item.getByRole('link', { name: 'Open to answer', exact: true }).click();
+  const card = permissionCard(page, 'Bash');
+  await card.waitFor({ timeout: STEP_MS });
+  assert.ok(new URL(page.url()).pathname.includes(a.session_id), 'the inbox opened the asking session');
+  await card.getByRole('button', { name: 'Allow', exact: true }).click();
+  await waitText(page.locator('body'), /Tool finished: hello-from-bash/);
+  await waitIdle(page);
+  const [bash] = await tools(a.session_id);
+  assert.equal(bash.result?.content, 'hello-from-bash');
+});
