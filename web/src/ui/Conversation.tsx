@@ -466,6 +466,7 @@ function Transcript({ live, actions }: { live: LiveSession; actions: BlockAction
       if (atBottom.current) el.scrollTop = el.scrollHeight;
     });
     ro.observe(body);
+    ro.observe(el); // the dock growing (a card, the palette) shrinks the view
     el.scrollTop = el.scrollHeight;
     return () => {
       el.removeEventListener("scroll", onScroll);
