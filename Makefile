@@ -15,20 +15,33 @@ CMDS := ./services/gateway/cmd/gateway ./services/chat/cmd/chat \
 # Shell command printing "<dir>/..." for every module of the workspace.
 MODULE_PKGS := $(GO) list -m -f '{{.Dir}}/...'
 
-# The integration tests run against real servers; these are the local ones.
-export TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
-export TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
+# The integration tests (and benchmarks) run against real servers; these are the local
+# ones. Exported to those targets only: `make run`'s services, and so their shells and
+# agents, never see them (run.sh drops any TEST_* variable it is given, too).
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
+TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
+TEST_TARGETS := test test-deps check bench bench-terminal bench-chat bench-shadow bench-analytics
+$(TEST_TARGETS): export TEST_DATABASE_URL := $(TEST_DATABASE_URL)
+$(TEST_TARGETS): export TEST_REDIS_URL := $(TEST_REDIS_URL)
 
 .PHONY: build run test test-deps check vet lint fmt-check passwd bench bench-terminal clean compose-check \
-	test-real-agents bench-chat bench-shadow bench-analytics protocol ui ui-check ui-test ui-dev
+	test-real-agents bench-chat bench-shadow bench-analytics agents protocol ui ui-check ui-test ui-dev
 
 # build: compile the five services into bin/
 build:
 	$(GO) build -o $(BIN)/ $(CMDS)
 
-# run: start PostgreSQL and Redis if needed, provision, build, serve on 127.0.0.1:8765
+# run: start PostgreSQL if needed, provision the data home's database, start its own
+# password-protected Redis, build, serve on 127.0.0.1:8765 (SVC_CODE_PROFILE=NAME: the
+# profile's data home, config, database, Redis and ports). Ctrl-C stops it (exit 0).
 run:
 	bash deploy/scripts/run.sh
+
+# agents: install the pinned Claude Code and Codex CLIs (the versions make
+# test-real-agents uses) for this user, into ~/.local/share/svc-code/agents, linked
+# from ~/.local/bin; then sign them in (the script says how)
+agents:
+	bash deploy/scripts/install-agents.sh
 
 # test: every module, with -race, against the PostgreSQL and Redis above, then the
 # browser app's checks (the committed bundle is its sources' build; its unit tests)
@@ -63,8 +76,10 @@ ui-test:
 ui-dev:
 	cd $(UI_DIR) && npm ci --no-audit --no-fund && npx vite --host 127.0.0.1
 
-# Fails (so the tests fail rather than skip) when either server is unreachable.
+# Fails (so the tests fail rather than skip) when either server is unreachable, or when
+# a program the tests run (git, curl, shellcheck, rg) is missing: before, not minutes in.
 test-deps:
+	@bash deploy/scripts/ensure-tools.sh --check
 	@DATABASE_URL="$$TEST_DATABASE_URL" REDIS_URL="$$TEST_REDIS_URL" \
 		bash deploy/scripts/ensure-deps.sh --check
 

@@ -61,7 +61,7 @@ func run(t *testing.T, env []string, cwd, stdin, script string, args ...string) 
 func TestShellcheck(t *testing.T) {
 	sc, err := exec.LookPath("shellcheck")
 	if err != nil {
-		t.Fatal("shellcheck is needed (apt-get install shellcheck; deploy/scripts/ensure-deps.sh installs it)")
+		t.Fatal("shellcheck is needed (apt-get install shellcheck; as root, deploy/scripts/ensure-tools.sh installs it)")
 	}
 	for _, s := range scripts {
 		out, err := exec.CommandContext(context.Background(), sc, "--shell=bash", s).CombinedOutput()
@@ -342,6 +342,25 @@ func TestShadowQuery(t *testing.T) {
 	envNoToken := []string{"HOME=" + home, "SVC_URL=" + ts.URL}
 	if r := run(t, envNoToken, home, "", "shadow-query", "SELECT 1"); r.code != 0 || srv.auth != "Bearer svct_3_from-config" {
 		t.Errorf("token from config: code %d auth %q stderr %q", r.code, srv.auth, r.stderr)
+	}
+
+	// A host profile: its own config file, and its server at the SVC_ADDR of its ports.env.
+	pdir := filepath.Join(home, ".config", "svc-code", "profiles", "work")
+	if err := os.MkdirAll(pdir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(pdir, "config.yaml"), []byte("api_token: svct_1_work\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ports := "SVC_ADDR=" + strings.TrimPrefix(ts.URL, "http://") + "\n"
+	if err := os.WriteFile(filepath.Join(pdir, "ports.env"), []byte(ports), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := run(t, []string{"HOME=" + home, "SVC_CODE_PROFILE=work"}, home, "", "shadow-query", "SELECT 1"); r.code != 0 || srv.auth != "Bearer svct_1_work" {
+		t.Errorf("profile work: code %d auth %q stderr %q", r.code, srv.auth, r.stderr)
+	}
+	if r := run(t, []string{"HOME=" + home, "SVC_CODE_PROFILE=../x"}, home, "", "shadow-query", "SELECT 1"); r.code == 0 {
+		t.Errorf("profile ../x: code 0, want a refusal")
 	}
 
 	// Errors: the server's error body on stderr, status 1.

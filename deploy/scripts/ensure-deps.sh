@@ -9,7 +9,9 @@
 # is started when it is installed but stopped, and installed with apt-get when absent
 # (as root). A target on any other host is only checked for reachability.
 #
-# Environment: ENSURE_DEPS_TIMEOUT (seconds to wait for both to answer, default 60).
+# Environment: ENSURE_DEPS_TIMEOUT (seconds to wait for both to answer, default 60);
+# ENSURE_DEPS_PRIVATE_REDIS=true: the caller starts a Redis of its own (run.sh does, for
+# each data home), so only make sure that redis-server is installed, and leave REDIS_URL's.
 set -euo pipefail
 
 readonly DEFAULT_PG_URL='postgres://postgres@127.0.0.1:5432/postgres'
@@ -18,13 +20,15 @@ readonly DEFAULT_REDIS_URL='redis://127.0.0.1:6379/0'
 PG_URL=${DATABASE_URL:-$DEFAULT_PG_URL}
 REDIS_URL=${REDIS_URL:-$DEFAULT_REDIS_URL}
 TIMEOUT=${ENSURE_DEPS_TIMEOUT:-60}
+PRIVATE_REDIS=${ENSURE_DEPS_PRIVATE_REDIS:-false}
 CHECK_ONLY=false
 
 log() { printf 'ensure-deps: %s\n' "$*" >&2; }
 die() { log "$*"; exit 1; }
+[[ $PRIVATE_REDIS == true || $PRIVATE_REDIS == false ]] || die "ENSURE_DEPS_PRIVATE_REDIS=$PRIVATE_REDIS: want true or false"
 
 usage() {
-	sed -n '2,12s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
+	sed -n '2,15s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
 }
 
 case ${1:-} in
@@ -208,10 +212,15 @@ EOF
 
 # --- main ----------------------------------------------------------------------
 
+# redis_ready: Redis answers at REDIS_URL; or, for a private Redis, redis-server is installed.
+redis_ready() {
+	if $PRIVATE_REDIS; then redis_installed; else redis_up; fi
+}
+
 pg_ok=false
 redis_ok=false
 pg_up && pg_ok=true
-redis_up && redis_ok=true
+redis_ready && redis_ok=true
 
 if $CHECK_ONLY; then
 	failed=false
@@ -242,7 +251,7 @@ if $pg_ok && $redis_ok; then
 	exit 0
 fi
 
-for pair in "PostgreSQL:$pg_ok:$PG_HOST" "Redis:$redis_ok:$REDIS_HOST"; do
+for pair in "PostgreSQL:$pg_ok:$PG_HOST" "Redis:$redis_ok:$($PRIVATE_REDIS && echo localhost || echo "$REDIS_HOST")"; do
 	IFS=: read -r name ok host <<<"$pair"
 	if [[ $ok == false ]] && ! is_local "$host"; then
 		die "$name at $host is not reachable, and it is not on this machine: start it there"
@@ -256,7 +265,7 @@ if ((${#missing[@]} > 0)); then
 	install_packages "${missing[@]}"
 	# The packages' scripts may have started them already.
 	pg_up && pg_ok=true
-	redis_up && redis_ok=true
+	redis_ready && redis_ok=true
 fi
 
 if ! $pg_ok; then start_pg; fi
@@ -264,5 +273,9 @@ if ! $redis_ok; then start_redis; fi
 
 DEADLINE=$((SECONDS + TIMEOUT))
 wait_up PostgreSQL pg_up
+if $PRIVATE_REDIS; then
+	log "PostgreSQL ($PG_HOST:$PG_PORT) is up and redis-server installed"
+	exit 0
+fi
 wait_up Redis redis_up
 log "PostgreSQL ($PG_HOST:$PG_PORT) and Redis ($REDIS_HOST:$REDIS_PORT) are up"

@@ -13,20 +13,26 @@
 # needed only for the first install; the tests themselves make no outbound connection.
 #
 # Environment:
-#   CLAUDE_CODE_VERSION  the Claude Code version to install (default 2.1.330)
+#   CLAUDE_CODE_VERSION  the Claude Code version to install (default: agent-versions.env)
 #   CLAUDE_CODE_CACHE    its install directory (default ~/.cache/svc-code/claude-code-VERSION)
 #   CLAUDE_BIN           use this claude binary instead of installing one
-#   CODEX_VERSION        the @openai/codex version to install (default 0.169.0)
+#   CODEX_VERSION        the @openai/codex version to install (default: agent-versions.env)
 #   CODEX_CACHE          its install directory (default ~/.cache/svc-code/codex-VERSION)
 #   CODEX_BIN            use this codex binary instead of installing one
 set -euo pipefail
 
-readonly VERSION=${CLAUDE_CODE_VERSION:-2.1.330}
-readonly CACHE=${CLAUDE_CODE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/svc-code/claude-code-$VERSION}
-readonly CODEX_VERSION=${CODEX_VERSION:-0.169.0}
-readonly CODEX_CACHE=${CODEX_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/svc-code/codex-$CODEX_VERSION}
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 readonly ROOT
+# The pins, shared with install-agents.sh (make agents): read, not sourced; the environment wins.
+while IFS='=' read -r key value; do
+	case $key in
+	CLAUDE_CODE_VERSION | CODEX_VERSION) if [[ -z ${!key:-} ]]; then printf -v "$key" '%s' "$value"; fi ;;
+	esac
+done <"$ROOT/deploy/scripts/agent-versions.env"
+readonly VERSION=$CLAUDE_CODE_VERSION
+readonly CACHE=${CLAUDE_CODE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/svc-code/claude-code-$VERSION}
+readonly CODEX_VERSION
+readonly CODEX_CACHE=${CODEX_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/svc-code/codex-$CODEX_VERSION}
 
 log() { printf 'test-real-agents: %s\n' "$*" >&2; }
 die() { log "$*"; exit 1; }

@@ -10,6 +10,10 @@ import (
 // Type field holding its name; chat encodes its frames from these types,
 // and web/src/protocol/types.gen.ts is generated from this file.
 
+//tygo:emit
+var _ = `/** A JSON object, passed through as the agent or the client wrote it. */
+export type JSONObject = { [key: string]: unknown };`
+
 // ProviderCaps are what a provider can do (GET /api/providers, connected).
 type ProviderCaps struct {
 	// LiveControls: interrupt and permission-mode changes act on the
@@ -41,6 +45,15 @@ type StoredPrompt struct {
 	Role    string       `json:"role" tstype:"'user'"`
 	Content string       `json:"content"`
 	Images  []ImageBlock `json:"images,omitempty"`
+}
+
+// StoredNotice is a server notice of the log (message_stored's message,
+// a notice line's payload): why a prompt got no answer.
+type StoredNotice struct {
+	Role       string `json:"role" tstype:"'notice'"`
+	Level      string `json:"level" tstype:"'error'"`
+	Content    string `json:"content"`
+	PromptLine int64  `json:"prompt_line"`
 }
 
 // QueuedPrompt is a prompt waiting for the running turn to end (see the
@@ -75,14 +88,14 @@ type ConnectedFrame struct {
 // could not be stored.
 type AgentMessageFrame struct {
 	Type string          `json:"type" tstype:"'agent_message'"`
-	Data json.RawMessage `json:"data" tstype:"Record<string, unknown>"`
+	Data json.RawMessage `json:"data" tstype:"JSONObject"`
 	Line int64           `json:"line,omitempty"`
 }
 
-// MessageStoredFrame is a stored prompt (or server notice) of the log.
+// MessageStoredFrame is a stored prompt or server notice of the log.
 type MessageStoredFrame struct {
 	Type    string          `json:"type" tstype:"'message_stored'"`
-	Message json.RawMessage `json:"message" tstype:"StoredPrompt"`
+	Message json.RawMessage `json:"message" tstype:"StoredPrompt | StoredNotice"`
 	Line    int64           `json:"line"`
 }
 
@@ -118,7 +131,7 @@ type PermissionRequestFrame struct {
 	Type      string          `json:"type" tstype:"'permission_request'"`
 	RequestID string          `json:"request_id"`
 	ToolName  string          `json:"tool_name"`
-	Input     json.RawMessage `json:"input" tstype:"Record<string, unknown>"`
+	Input     json.RawMessage `json:"input" tstype:"JSONObject"`
 	// Suggestions are the agent's suggested permission updates, answered
 	// by their index (suggestion_index).
 	Suggestions []json.RawMessage `json:"suggestions" tstype:"unknown[]"`
@@ -244,7 +257,7 @@ type PermissionResponseMessage struct {
 	RequestID string `json:"request_id"`
 	Behavior  string `json:"behavior" tstype:"'allow' | 'deny'"`
 	// UpdatedInput replaces the tool's input (allow only).
-	UpdatedInput json.RawMessage `json:"updated_input,omitempty" tstype:"Record<string, unknown>"`
+	UpdatedInput json.RawMessage `json:"updated_input,omitempty" tstype:"JSONObject"`
 	// SuggestionIndex applies one of the request's suggestions.
 	SuggestionIndex *int `json:"suggestion_index,omitempty"`
 	// Message is the reason given to the agent with a deny.
@@ -259,7 +272,7 @@ type ToolAnswerMessage struct {
 	Type      string `json:"type" tstype:"'tool_answer'"`
 	RequestID string `json:"request_id"`
 	// Answers maps each question's text to the chosen label(s).
-	Answers json.RawMessage `json:"answers" tstype:"Record<string, unknown>"`
+	Answers json.RawMessage `json:"answers" tstype:"JSONObject"`
 	// AnsweredBy: as in PermissionResponseMessage.
 	AnsweredBy string `json:"answered_by,omitempty"`
 }

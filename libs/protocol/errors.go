@@ -28,26 +28,34 @@ const (
 	CodeUnavailable      = "unavailable"
 	CodeMethodNotAllowed = "method_not_allowed"
 	CodeUnsupportedMedia = "unsupported_media_type"
+	// CodeUnknownHost: the request's Host is not a name the gateway
+	// answers to (DNS rebinding, a misrouted request).
+	CodeUnknownHost = "unknown_host"
+	// CodeTooManyConnections: a client holds more connections than the
+	// gateway allows one client.
+	CodeTooManyConnections = "too_many_connections"
 )
 
 var statusByCode = map[string]int{
-	CodeUnauthorized:     http.StatusUnauthorized,
-	CodeInvalidPassword:  http.StatusUnauthorized,
-	CodeOriginForbidden:  http.StatusForbidden,
-	CodeForbidden:        http.StatusForbidden,
-	CodeNotFound:         http.StatusNotFound,
-	CodeBadRequest:       http.StatusBadRequest,
-	CodeSQLError:         http.StatusBadRequest,
-	CodeInterrupt:        http.StatusBadRequest,
-	CodeConflict:         http.StatusConflict,
-	CodeProviderLocked:   http.StatusConflict,
-	CodeTooManyAttempts:  http.StatusTooManyRequests,
-	CodePayloadTooLarge:  http.StatusRequestEntityTooLarge,
-	CodeTimeout:          http.StatusRequestTimeout,
-	CodeUnavailable:      http.StatusBadGateway,
-	CodeMethodNotAllowed: http.StatusMethodNotAllowed,
-	CodeUnsupportedMedia: http.StatusUnsupportedMediaType,
-	CodeInternal:         http.StatusInternalServerError,
+	CodeUnauthorized:       http.StatusUnauthorized,
+	CodeInvalidPassword:    http.StatusUnauthorized,
+	CodeOriginForbidden:    http.StatusForbidden,
+	CodeForbidden:          http.StatusForbidden,
+	CodeNotFound:           http.StatusNotFound,
+	CodeBadRequest:         http.StatusBadRequest,
+	CodeSQLError:           http.StatusBadRequest,
+	CodeInterrupt:          http.StatusBadRequest,
+	CodeConflict:           http.StatusConflict,
+	CodeProviderLocked:     http.StatusConflict,
+	CodeTooManyAttempts:    http.StatusTooManyRequests,
+	CodePayloadTooLarge:    http.StatusRequestEntityTooLarge,
+	CodeTimeout:            http.StatusRequestTimeout,
+	CodeUnavailable:        http.StatusBadGateway,
+	CodeMethodNotAllowed:   http.StatusMethodNotAllowed,
+	CodeUnsupportedMedia:   http.StatusUnsupportedMediaType,
+	CodeUnknownHost:        http.StatusMisdirectedRequest,
+	CodeTooManyConnections: http.StatusTooManyRequests,
+	CodeInternal:           http.StatusInternalServerError,
 }
 
 // Error is an error whose code and message are safe to show to a client.

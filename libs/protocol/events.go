@@ -23,7 +23,7 @@ type PendingPermission struct {
 	SessionID   string            `json:"session_id"`
 	RequestID   string            `json:"request_id"`
 	ToolName    string            `json:"tool_name"`
-	Input       json.RawMessage   `json:"input" tstype:"Record<string, unknown>"`
+	Input       json.RawMessage   `json:"input" tstype:"JSONObject"`
 	Suggestions []json.RawMessage `json:"suggestions" tstype:"unknown[]"`
 }
 

@@ -2,9 +2,14 @@ package protocol
 
 import (
 	"bytes"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -50,6 +55,66 @@ func TestGeneratedTypeScript(t *testing.T) {
 	if !bytes.Equal(got, committed) {
 		t.Errorf("%s is stale: run `go generate ./libs/protocol` and commit it; first difference at line %d",
 			generatedTS, firstDiffLine(string(committed), string(got)))
+	}
+}
+
+// TestGeneratedTypeScriptCompiles type-checks the generated file with
+// tsc when one is installed (web/node_modules, or on PATH).
+func TestGeneratedTypeScriptCompiles(t *testing.T) {
+	tsc := "../../web/node_modules/.bin/tsc"
+	if _, err := os.Stat(tsc); err != nil {
+		if tsc, err = exec.LookPath("tsc"); err != nil {
+			t.Skip("no tsc installed (web/node_modules or PATH): the TypeScript is not type-checked here; TestTSTypeTags guards the known way to break it")
+		}
+	}
+	out, err := exec.Command(tsc, "--noEmit", "--strict", "--target", "es2022", "--module", "esnext", generatedTS).CombinedOutput()
+	if err != nil {
+		t.Errorf("tsc %s: %v\n%s", generatedTS, err, out)
+	}
+}
+
+// TestTSTypeTags: a tstype tag is a TypeScript type, then options after
+// commas (extends, required, readonly); a type with a comma in it
+// ("Record<string, unknown>") would be cut at the comma into TypeScript
+// that does not compile, so such types are named with tygo:emit instead.
+func TestTSTypeTags(t *testing.T) {
+	fset := token.NewFileSet()
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	options := map[string]bool{"extends": true, "required": true, "readonly": true}
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			field, ok := n.(*ast.Field)
+			if !ok || field.Tag == nil {
+				return true
+			}
+			raw, err := strconv.Unquote(field.Tag.Value)
+			if err != nil {
+				t.Errorf("%s: tag %s: %v", fset.Position(field.Pos()), field.Tag.Value, err)
+				return true
+			}
+			ts, ok := reflect.StructTag(raw).Lookup("tstype")
+			if !ok {
+				return true
+			}
+			parts := strings.Split(ts, ",")
+			for _, opt := range parts[1:] {
+				if !options[opt] {
+					t.Errorf("%s: tstype %q: %q is no option: a TypeScript type with a comma is cut there; name it with tygo:emit",
+						fset.Position(field.Pos()), ts, opt)
+				}
+			}
+			return true
+		})
 	}
 }
 

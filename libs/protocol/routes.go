@@ -87,7 +87,7 @@ type LogMessage struct {
 	SID        string          `json:"sid"`
 	Line       int64           `json:"line"`
 	Kind       string          `json:"kind" tstype:"'user_prompt' | 'agent' | 'notice'"`
-	Payload    json.RawMessage `json:"payload" tstype:"Record<string, unknown>"`
+	Payload    json.RawMessage `json:"payload" tstype:"JSONObject"`
 	IsFavorite bool            `json:"is_favorite"`
 	CreatedAt  time.Time       `json:"created_at"`
 }
@@ -347,7 +347,7 @@ type CatalogEntry struct {
 	Plugin      string         `json:"plugin,omitempty"`
 	Path        string         `json:"path"`
 	Description string         `json:"description"`
-	Frontmatter map[string]any `json:"frontmatter" tstype:"Record<string, unknown>"`
+	Frontmatter map[string]any `json:"frontmatter" tstype:"JSONObject"`
 	Error       string         `json:"error,omitempty"`
 	Size        int64          `json:"size"`
 	UpdatedAt   time.Time      `json:"updated_at"`

@@ -69,6 +69,12 @@ func newEnv(ctx context.Context, binary, home string) (e *env, err error) {
 	if _, err := e.admin.Exec(ctx, "GRANT USAGE ON SCHEMA "+e.schema.Name+" TO "+role); err != nil {
 		return e, err
 	}
+	// The settings provision.sh gives svc_readonly; analytics checks them.
+	for _, set := range []string{"default_transaction_read_only = on", "statement_timeout = '30s'", "temp_file_limit = '1GB'"} {
+		if _, err := e.admin.Exec(ctx, "ALTER ROLE "+role+" SET "+set); err != nil {
+			return e, fmt.Errorf("set the read-only role's %s: %w", set, err)
+		}
+	}
 	u, err := url.Parse(e.schema.URL)
 	if err != nil {
 		return e, err

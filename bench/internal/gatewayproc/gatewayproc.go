@@ -93,6 +93,9 @@ func Start(ctx context.Context, o Options) (*Gateway, error) {
 			"SHADOW_URL=" + backend,
 			"ANALYTICS_URL=" + backend,
 			"LOG_LEVEL=warn",
+			// The load comes from one address, with more connections
+			// than a browser opens: the per-client cap is not measured.
+			"SVC_MAX_CONNS_PER_CLIENT=0",
 		},
 	})
 	if err != nil {

@@ -4,6 +4,8 @@
 //////////
 // source: chat.go
 
+/** A JSON object, passed through as the agent or the client wrote it. */
+export type JSONObject = { [key: string]: unknown };
 /**
  * ProviderCaps are what a provider can do (GET /api/providers, connected).
  */
@@ -48,6 +50,16 @@ export interface StoredPrompt {
   images?: ImageBlock[];
 }
 /**
+ * StoredNotice is a server notice of the log (message_stored's message,
+ * a notice line's payload): why a prompt got no answer.
+ */
+export interface StoredNotice {
+  role: 'notice';
+  level: 'error';
+  content: string;
+  prompt_line: number /* int64 */;
+}
+/**
  * QueuedPrompt is a prompt waiting for the running turn to end (see the
  * queue frame).
  */
@@ -85,15 +97,15 @@ export interface ConnectedFrame {
  */
 export interface AgentMessageFrame {
   type: 'agent_message';
-  data: Record<string;
+  data: JSONObject;
   line?: number /* int64 */;
 }
 /**
- * MessageStoredFrame is a stored prompt (or server notice) of the log.
+ * MessageStoredFrame is a stored prompt or server notice of the log.
  */
 export interface MessageStoredFrame {
   type: 'message_stored';
-  message: StoredPrompt;
+  message: StoredPrompt | StoredNotice;
   line: number /* int64 */;
 }
 /**
@@ -134,7 +146,7 @@ export interface PermissionRequestFrame {
   type: 'permission_request';
   request_id: string;
   tool_name: string;
-  input: Record<string;
+  input: JSONObject;
   /**
    * Suggestions are the agent's suggested permission updates, answered
    * by their index (suggestion_index).
@@ -287,7 +299,7 @@ export interface PermissionResponseMessage {
   /**
    * UpdatedInput replaces the tool's input (allow only).
    */
-  updated_input?: Record<string;
+  updated_input?: JSONObject;
   /**
    * SuggestionIndex applies one of the request's suggestions.
    */
@@ -311,7 +323,7 @@ export interface ToolAnswerMessage {
   /**
    * Answers maps each question's text to the chosen label(s).
    */
-  answers: Record<string;
+  answers: JSONObject;
   /**
    * AnsweredBy: as in PermissionResponseMessage.
    */
@@ -366,7 +378,7 @@ export interface PendingPermission {
   session_id: string;
   request_id: string;
   tool_name: string;
-  input: Record<string;
+  input: JSONObject;
   suggestions: unknown[];
 }
 /**
@@ -542,7 +554,7 @@ export interface LogMessage {
   sid: string;
   line: number /* int64 */;
   kind: 'user_prompt' | 'agent' | 'notice';
-  payload: Record<string;
+  payload: JSONObject;
   is_favorite: boolean;
   created_at: string /* RFC 3339 */;
 }
@@ -833,7 +845,7 @@ export interface CatalogEntry {
   plugin?: string;
   path: string;
   description: string;
-  frontmatter: Record<string;
+  frontmatter: JSONObject;
   error?: string;
   size: number /* int64 */;
   updated_at: string /* RFC 3339 */;

@@ -24,6 +24,11 @@ const (
 	// EnvConsumer names this instance in the turns stream's consumer group;
 	// default: the host name.
 	EnvConsumer = "ANALYTICS_CONSUMER"
+	// EnvSQLMaxResponseMB bounds one answer of POST /api/shadow-db/sql, in
+	// MiB (0: no bound); a larger result is cut with payload_too_large.
+	EnvSQLMaxResponseMB     = "ANALYTICS_SQL_MAX_RESPONSE_MB"
+	DefaultSQLMaxResponseMB = 256
+	maxSQLMaxResponseMB     = 1 << 20
 )
 
 // Config is analytics' configuration.
@@ -42,6 +47,9 @@ type Config struct {
 	// group: keep it stable across restarts (it then takes up its own
 	// unacknowledged entries at once) and distinct between instances.
 	Consumer string
+	// SQLMaxResponseMB bounds an answer of the SQL endpoint, in MiB; 0:
+	// no bound.
+	SQLMaxResponseMB int
 	// Listener, when set, is served instead of listening on Addr: tests pass
 	// one bound to 127.0.0.1:0 to learn the address. Run closes it.
 	Listener net.Listener
@@ -57,6 +65,10 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		DatabaseURL:         svcenv.LoadPostgresURL(r, svcenv.EnvDatabaseURL),
 		ReadonlyDatabaseURL: svcenv.LoadPostgresURL(r, svcenv.EnvReadonlyDatabaseURL),
 		Consumer:            r.String(EnvConsumer, defaultConsumer()),
+		SQLMaxResponseMB:    r.Int(EnvSQLMaxResponseMB, DefaultSQLMaxResponseMB),
+	}
+	if cfg.SQLMaxResponseMB < 0 || cfg.SQLMaxResponseMB > maxSQLMaxResponseMB {
+		r.Fail("%s=%d: want 0 (no bound) to %d MiB", EnvSQLMaxResponseMB, cfg.SQLMaxResponseMB, maxSQLMaxResponseMB)
 	}
 	if cfg.Consumer == "" || len(cfg.Consumer) > 200 {
 		r.Fail("%s=%q: want a name of 1 to 200 characters", EnvConsumer, cfg.Consumer)

@@ -23,6 +23,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		{"ReadonlyDatabaseURL", cfg.ReadonlyDatabaseURL, ""},
 		{"DataHome", cfg.DataHome, home},
 		{"Consumer", cfg.Consumer, defaultConsumer()},
+		{"SQLMaxResponseMB", cfg.SQLMaxResponseMB, 256},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -49,6 +50,29 @@ func TestLoadConfigConsumer(t *testing.T) {
 		}
 		if err == nil && cfg.Consumer != tt.value {
 			t.Errorf("Consumer = %q, want %q", cfg.Consumer, tt.value)
+		}
+	}
+}
+
+func TestLoadConfigSQLMaxResponse(t *testing.T) {
+	home := t.TempDir()
+	for _, tt := range []struct {
+		value   string
+		want    int64 // sqlapi.Config.MaxResponseBytes
+		wantErr bool
+	}{
+		{"64", 64 << 20, false},
+		{"0", -1, false},
+		{"-1", 0, true},
+		{"lots", 0, true},
+	} {
+		env := map[string]string{"SVC_CODE_HOME": home, EnvSQLMaxResponseMB: tt.value}
+		cfg, err := LoadConfig(func(k string) string { return env[k] })
+		if (err != nil) != tt.wantErr {
+			t.Errorf("%s=%q: err %v, want error %v", EnvSQLMaxResponseMB, tt.value, err, tt.wantErr)
+		}
+		if err == nil && maxResponseBytes(cfg.SQLMaxResponseMB) != tt.want {
+			t.Errorf("%s=%q: bound %d, want %d", EnvSQLMaxResponseMB, tt.value, maxResponseBytes(cfg.SQLMaxResponseMB), tt.want)
 		}
 	}
 }

@@ -6,6 +6,9 @@ import (
 	"io/fs"
 	"log/slog"
 
+	"github.com/redis/go-redis/v9"
+
+	"github.com/svc-code/svc-code/libs/confignotice"
 	"github.com/svc-code/svc-code/libs/pgmigrate"
 	"github.com/svc-code/svc-code/libs/redisx"
 	"github.com/svc-code/svc-code/libs/svcenv"
@@ -80,8 +83,10 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	query.Register(api, turns)
 	// POST /api/shadow-db/sql: as svc_readonly, on the read-only pool; the
 	// role is checked now, and SQL answers 503 while it is unsafe.
+	timeout := sqlapi.SettingTimeout(db, log)
 	sqlapi.New(ctx, sqlapi.Config{
-		Pool: readonly, Tables: schema.Tables, Timeout: sqlapi.SettingTimeout(db, log), Log: log,
+		Pool: readonly, Tables: schema.Tables, Timeout: timeout.Timeout(), Log: log,
+		MaxResponseBytes: maxResponseBytes(cfg.SQLMaxResponseMB),
 	}).Register(api)
 	ln, err := svchttp.Listen(ctx, cfg.Listener, cfg.Addr)
 	if err != nil {
@@ -90,5 +95,37 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	log.InfoContext(ctx, "listening", "addr", ln.Addr().String(), "data_home", cfg.DataHome)
 	stopIngest := startIngest(ctx, cfg, rdb, turns, log)
 	defer stopIngest()
+	stopWatch := watchConfig(ctx, rdb, redisx.Keys{Prefix: cfg.RedisPrefix}, timeout, log)
+	defer stopWatch()
 	return svchttp.Serve(ctx, api, ln, cfg.ShutdownTimeout, log)
+}
+
+// watchConfig re-reads the settings analytics takes from the server
+// configuration (shadow_db.sql_timeout_s) on each change notice chat
+// publishes on Redis (libs/confignotice), so that a change applies to the
+// next query; the 5 s re-read stays as the fallback. It returns a
+// function that stops watching and waits for it.
+func watchConfig(ctx context.Context, rdb *redis.Client, keys redisx.Keys, timeout *sqlapi.Setting, log *slog.Logger) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		confignotice.Watch(ctx, rdb, keys, func(ctx context.Context) {
+			d := timeout.Reload(ctx)
+			log.InfoContext(ctx, "config change notice: settings re-read", "sql_timeout", d.String())
+		})
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
+// maxResponseBytes is sqlapi.Config.MaxResponseBytes for a bound of mb MiB
+// (0: none).
+func maxResponseBytes(mb int) int64 {
+	if mb == 0 {
+		return -1
+	}
+	return int64(mb) << 20
 }

@@ -13,5 +13,9 @@
 // default) cancels the statement inside PostgreSQL and answers INTERRUPT.
 // A result row larger than MaxRowBytes (16 MiB as PostgreSQL sends it) is
 // never read into memory: the query fails, or its result is cut, with
-// sql_error. The SQL itself is at most MaxSQLBytes (1 MiB; 413 past it).
+// sql_error. An answer is at most Config.MaxResponseBytes (256 MiB by
+// default): a result that would pass it is cut with payload_too_large. The
+// SQL itself is at most MaxSQLBytes (1 MiB; 413 past it). CheckRole also
+// wants the role's sessions to start read-only, with a statement_timeout
+// and a temp_file_limit.
 package sqlapi

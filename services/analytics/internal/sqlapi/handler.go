@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"mime"
@@ -28,6 +29,10 @@ const Path = "/api/shadow-db/sql"
 // keeps a token per word, so the server's body limit alone would let one
 // request of tiny tokens take gigabytes before any check.
 const MaxSQLBytes = 1 << 20
+
+// DefaultMaxResponseBytes bounds the bytes of one answer by default: a
+// result that would pass it is cut there with payload_too_large.
+const DefaultMaxResponseBytes = 256 << 20
 
 // DefaultMaxConcurrent is how many SQL queries run at once by default;
 // more wait for a slot (within their deadline).
@@ -54,7 +59,11 @@ type Config struct {
 	// DefaultMaxConcurrent. It is capped at Pool's MaxConns minus one, so
 	// that the health check always finds a connection.
 	MaxConcurrent int
-	Log           *slog.Logger
+	// MaxResponseBytes bounds the bytes of one answer: the result is cut,
+	// with payload_too_large in its trailer, at the first row that would
+	// pass it. Zero means DefaultMaxResponseBytes; negative, no bound.
+	MaxResponseBytes int64
+	Log              *slog.Logger
 }
 
 // Handler serves POST /api/shadow-db/sql.
@@ -65,6 +74,8 @@ type Handler struct {
 	slots   chan struct{}
 	log     *slog.Logger
 	types   typeCache
+	// maxResponse bounds an answer's bytes; 0: no bound.
+	maxResponse int64
 
 	// validate is Validate; tests of the other fences replace it.
 	validate func(string) error
@@ -92,14 +103,22 @@ func New(ctx context.Context, cfg Config) *Handler {
 	if timeout == nil {
 		timeout = FixedTimeout(DefaultTimeout)
 	}
+	maxResponse := cfg.MaxResponseBytes
+	switch {
+	case maxResponse == 0:
+		maxResponse = DefaultMaxResponseBytes
+	case maxResponse < 0:
+		maxResponse = 0
+	}
 	h := &Handler{
-		pool:     cfg.Pool,
-		tables:   cfg.Tables,
-		timeout:  timeout,
-		slots:    make(chan struct{}, n),
-		log:      cfg.Log,
-		validate: Validate,
-		role:     cfg.Pool.Config().ConnConfig.User,
+		maxResponse: maxResponse,
+		pool:        cfg.Pool,
+		tables:      cfg.Tables,
+		timeout:     timeout,
+		slots:       make(chan struct{}, n),
+		log:         cfg.Log,
+		validate:    Validate,
+		role:        cfg.Pool.Config().ConnConfig.User,
 	}
 	h.checkRole(ctx)
 	return h
@@ -214,11 +233,21 @@ func (h *Handler) stream(w *bufio.Writer, q *query, enc encoder, hasRow bool, re
 	started := time.Now()
 	buf := enc.head(make([]byte, 0, 4096), q.cols)
 	var scratch []byte
-	var count int64
+	var count, sent int64
 	writeErr := error(nil)
+	var tooLarge *protocol.Error
 	lastFlush := time.Now()
 	for hasRow {
 		buf, scratch = enc.row(buf, q.cols, q.rr.Values(), count == 0, scratch)
+		if h.maxResponse > 0 && sent+int64(len(buf)) > h.maxResponse-tailReserve {
+			tooLarge = h.responseTooLarge(count, sent)
+			buf = buf[:0]
+			if count == 0 { // the head is still in buf: keep it
+				buf = enc.head(buf, q.cols)
+			}
+			break
+		}
+		sent += int64(len(buf))
 		count++
 		if err := writeChunks(w, buf); err != nil {
 			writeErr = err
@@ -236,6 +265,19 @@ func (h *Handler) stream(w *bufio.Writer, q *query, enc encoder, hasRow bool, re
 			lastFlush = time.Now()
 		}
 		hasRow = q.rr.NextRow()
+	}
+	if tooLarge != nil {
+		// The rest is not read: the statement's connection is dropped,
+		// as for a client gone.
+		q.cancel()
+		_, _ = q.rr.Close()
+		h.finish(q, false)
+		buf = enc.tail(buf, count, tooLarge)
+		if _, err := w.Write(buf); err == nil {
+			_ = w.Flush()
+		}
+		h.log.Warn("sql result cut", "request_id", requestID, "rows", count, "code", tooLarge.Code, "message", tooLarge.Message)
+		return
 	}
 	if writeErr != nil {
 		// The client is gone: drop the statement's connection rather than
@@ -266,6 +308,17 @@ func (h *Handler) stream(w *bufio.Writer, q *query, enc encoder, hasRow bool, re
 		return
 	}
 	h.log.Debug("sql query done", "request_id", requestID, "rows", count, "duration", time.Since(started))
+}
+
+// tailReserve is room kept under the response bound for the trailer.
+const tailReserve = 1 << 10
+
+// responseTooLarge is the error that cuts a result at the response bound,
+// after count rows of sent bytes.
+func (h *Handler) responseTooLarge(count, sent int64) *protocol.Error {
+	return &protocol.Error{Code: protocol.CodePayloadTooLarge, Message: fmt.Sprintf(
+		"the result is larger than the %d MiB this endpoint sends: cut after %d rows (%d bytes); "+
+			"aggregate, select fewer or shorter columns, or add LIMIT", h.maxResponse>>20, count, sent)}
 }
 
 // keepBuffer is the largest row buffer kept for the next rows; writeChunk

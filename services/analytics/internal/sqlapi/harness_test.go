@@ -51,6 +51,12 @@ INSERT INTO probe_tags VALUES (1, 'red'), (1, 'blue'), (2, 'red');
 INSERT INTO probe_secret VALUES ('do not read');
 `
 
+// roleSettings are the read-only role's settings, as provision.sh sets them.
+var roleSettings = []string{
+	"default_transaction_read_only = on", "statement_timeout = '30s'",
+	"idle_in_transaction_session_timeout = '60s'", "temp_file_limit = '1GB'",
+}
+
 // env is one test's world: a schema with the probe tables, a read-only
 // role of its own that may SELECT them, the endpoint on a real listener.
 type env struct {
@@ -65,6 +71,8 @@ type env struct {
 type envOptions struct {
 	timeout  time.Duration // zero: 10 s
 	maxConns int           // zero: 2
+	// maxResponse is Config.MaxResponseBytes (zero: the default).
+	maxResponse int64
 	// beforeHandler runs as the superuser after the role is created and
 	// before the handler checks it.
 	beforeHandler func(t *testing.T, e *env)
@@ -93,6 +101,10 @@ func newEnv(t *testing.T, o envOptions) *env {
 	t.Cleanup(func() { dropRole(t, e.admin, e.role) }) // after the pools close (cleanups run last-in first-out)
 	mustExec(t, e.admin, "GRANT USAGE ON SCHEMA "+e.schema+" TO "+e.role)
 	mustExec(t, e.admin, "GRANT SELECT ON probe_turns, probe_tags TO "+e.role)
+	// The settings provision.sh gives svc_readonly, which CheckRole wants.
+	for _, set := range roleSettings {
+		mustExec(t, e.admin, "ALTER ROLE "+e.role+" SET "+set)
+	}
 
 	maxConns := o.maxConns
 	if maxConns == 0 {
@@ -118,7 +130,8 @@ func newEnv(t *testing.T, o envOptions) *env {
 	}
 	log := slog.New(slog.DiscardHandler)
 	e.h = New(ctx, Config{
-		Pool: e.ro, Tables: testTables, Timeout: FixedTimeout(timeout), MaxConcurrent: maxConns, Log: log,
+		Pool: e.ro, Tables: testTables, Timeout: FixedTimeout(timeout), MaxConcurrent: maxConns,
+		MaxResponseBytes: o.maxResponse, Log: log,
 	})
 	app := svchttp.New(svchttp.Config{
 		Service: "analytics", Secret: internalauth.FromString(testSecret), BodyLimit: 1 << 20, Log: log,

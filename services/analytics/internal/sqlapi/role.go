@@ -88,6 +88,20 @@ var roleChecks = []string{
 	FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 	WHERE n.nspname NOT IN ('pg_catalog', 'information_schema')
 		AND CASE WHEN c.relkind = 'S' THEN has_sequence_privilege(c.oid, 'USAGE, UPDATE') ELSE false END`,
+	// The role's settings, as a session of it starts (ALTER ROLE ... SET,
+	// or the server's): read-only transactions, a statement deadline and a
+	// bound on temporary files, so that a query that got past every other
+	// fence (a connection used outside this endpoint's transaction, a
+	// statement_timeout the endpoint failed to set) still ends and cannot
+	// fill the disk with a huge sort or aggregate.
+	`SELECT p FROM (VALUES
+		(CASE WHEN current_setting('default_transaction_read_only') <> 'on' THEN
+			format('setting default_transaction_read_only is off: ALTER ROLE %I SET default_transaction_read_only = on', current_user) END),
+		(CASE WHEN current_setting('statement_timeout') = '0' THEN
+			format('setting statement_timeout is 0 (no deadline): ALTER ROLE %I SET statement_timeout = ''30s''', current_user) END),
+		(CASE WHEN current_setting('temp_file_limit') = '-1' THEN
+			format('setting temp_file_limit is -1 (no bound): ALTER ROLE %I SET temp_file_limit = ''1GB''', current_user) END)
+	) AS v(p) WHERE p IS NOT NULL`,
 	// EXECUTE on file, program and server-control functions.
 	`SELECT format('may EXECUTE %s', p.oid::regprocedure) FROM pg_proc p
 	WHERE p.proname LIKE ANY($2::text[]) AND p.proname <> 'pg_read_file_old'
@@ -103,7 +117,10 @@ var roleChecks = []string{
 // the database, a schema or a relation; CREATE anywhere; any privilege but
 // SELECT on any relation, or SELECT on one that is not among tables (in
 // the role's current schema); a sequence it may advance; EXECUTE on file,
-// program or server-control functions. An empty list means safe.
+// program or server-control functions; sessions that start without
+// default_transaction_read_only on, without a statement_timeout or
+// without a temp_file_limit (deploy/scripts/provision.sh sets the three
+// on the role). An empty list means safe.
 func CheckRole(ctx context.Context, pool *pgxpool.Pool, tables []string) ([]string, error) {
 	if tables == nil {
 		tables = []string{}
@@ -140,6 +157,6 @@ func CheckRole(ctx context.Context, pool *pgxpool.Pool, tables []string) ([]stri
 // roleProblem formats CheckRole's list for the 503 answer.
 func roleProblem(role string, problems []string) string {
 	return fmt.Sprintf("the SQL endpoint is disabled: the read-only role %s is unsafe: %s; "+
-		"fix its grants (deploy/scripts/provision.sh) and restart analytics",
+		"fix its grants and settings (deploy/scripts/provision.sh does) and restart analytics",
 		role, strings.Join(problems, "; "))
 }

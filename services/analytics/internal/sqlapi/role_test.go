@@ -39,6 +39,10 @@ func TestUnsafeRoleDisablesSQL(t *testing.T) {
 		{"owner", "ALTER TABLE probe_tags OWNER TO %r", "owns %s.probe_tags"},
 		{"file function", "GRANT EXECUTE ON FUNCTION pg_read_file(text) TO %r", "may EXECUTE pg_read_file(text)"},
 		{"large object import", "GRANT EXECUTE ON FUNCTION lo_import(text) TO %r", "may EXECUTE lo_import(text)"},
+		{"no read-only default", "ALTER ROLE %r RESET default_transaction_read_only", "setting default_transaction_read_only is off: ALTER ROLE %r SET default_transaction_read_only = on"},
+		{"read-only default off", "ALTER ROLE %r SET default_transaction_read_only = off", "setting default_transaction_read_only is off"},
+		{"no statement_timeout", "ALTER ROLE %r RESET statement_timeout", "setting statement_timeout is 0 (no deadline): ALTER ROLE %r SET statement_timeout = '30s'"},
+		{"no temp_file_limit", "ALTER ROLE %r RESET temp_file_limit", "setting temp_file_limit is -1 (no bound): ALTER ROLE %r SET temp_file_limit = '1GB'"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -47,7 +51,7 @@ func TestUnsafeRoleDisablesSQL(t *testing.T) {
 				sql = strings.NewReplacer("%r", e.role, "%s", e.schema).Replace(tt.grant)
 				mustExec(t, e.admin, sql)
 			}})
-			want := strings.NewReplacer("%s", e.schema).Replace(tt.want)
+			want := strings.NewReplacer("%s", e.schema, "%r", e.role).Replace(tt.want)
 			status, body := e.postError(t, "text/plain", "SELECT 1", "")
 			if status != http.StatusServiceUnavailable || body.Error != "unavailable" ||
 				!strings.Contains(body.Message, "the SQL endpoint is disabled") || !strings.Contains(body.Message, want) {
@@ -113,11 +117,11 @@ func TestSettingTimeout(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	log := slog.New(slog.DiscardHandler)
 	ctx := context.Background()
-	if got := SettingTimeout(e.admin, log)(ctx); got != DefaultTimeout {
+	if got := SettingTimeout(e.admin, log).Timeout()(ctx); got != DefaultTimeout {
 		t.Errorf("without app_settings: %v, want %v", got, DefaultTimeout)
 	}
 	mustExec(t, e.admin, `CREATE TABLE app_settings (key text PRIMARY KEY, value jsonb NOT NULL, updated_at timestamptz NOT NULL DEFAULT now())`)
-	if got := SettingTimeout(e.admin, log)(ctx); got != DefaultTimeout {
+	if got := SettingTimeout(e.admin, log).Timeout()(ctx); got != DefaultTimeout {
 		t.Errorf("key unset: %v, want %v", got, DefaultTimeout)
 	}
 	for value, want := range map[string]time.Duration{
@@ -127,14 +131,14 @@ func TestSettingTimeout(t *testing.T) {
 	} {
 		mustExec(t, e.admin, `INSERT INTO app_settings (key, value) VALUES ($1, $2)
 			ON CONFLICT (key) DO UPDATE SET value = excluded.value`, timeoutRow, value)
-		if got := SettingTimeout(e.admin, log)(ctx); got != want {
+		if got := SettingTimeout(e.admin, log).Timeout()(ctx); got != want {
 			t.Errorf("%s = %s: %v, want %v", TimeoutKey, value, got, want)
 		}
 	}
 
 	// End to end: the configured deadline interrupts a query.
 	mustExec(t, e.admin, `UPDATE app_settings SET value = '1' WHERE key = $1`, timeoutRow)
-	e.h.timeout = SettingTimeout(e.admin, log)
+	e.h.timeout = SettingTimeout(e.admin, log).Timeout()
 	start := time.Now()
 	status, body := e.postError(t, "text/plain", "SELECT pg_sleep(10)", "")
 	if status != http.StatusBadRequest || body.Error != "INTERRUPT" || !strings.Contains(body.Message, "deadline of 1s") {

@@ -28,7 +28,8 @@ const (
 	timeoutRow = "config/" + TimeoutKey
 	// MaxTimeout bounds the configured deadline.
 	MaxTimeout = time.Hour
-	// settingTTL is how long a read of TimeoutKey is reused.
+	// settingTTL is how long a read of TimeoutKey is reused, unless a
+	// change notice (Setting.Reload) comes first.
 	settingTTL = 5 * time.Second
 )
 
@@ -40,20 +41,33 @@ func FixedTimeout(d time.Duration) TimeoutFunc {
 	return func(context.Context) time.Duration { return d }
 }
 
-// SettingTimeout returns a TimeoutFunc that reads the server config key
+// SettingTimeout returns a Setting that reads the server config key
 // TimeoutKey (the row "config/shadow_db.sql_timeout_s" of app_settings)
-// through db, the owner role's pool (the read-only role cannot read it),
-// at most once every 5 s, so a change is seen within 5 s. The value is a
-// JSON number of seconds (a numeric string is accepted too), above 0 and
-// at most 3600; fractions are allowed. When the key is unset, the table
-// does not exist yet (chat creates it), or the value is bad (logged), the
-// deadline is DefaultTimeout.
-func SettingTimeout(db *pgxpool.Pool, log *slog.Logger) TimeoutFunc {
-	s := &settingTimeout{db: db, log: log}
-	return s.get
+// through db, the owner role's pool (the read-only role cannot read it).
+// A read is reused for 5 s at most; Reload, called on the change notice
+// chat publishes (libs/confignotice), re-reads at once, so a change
+// applies to the next query. The value is a JSON number of seconds (a
+// numeric string is accepted too), above 0 and at most 3600; fractions
+// are allowed. When the key is unset, the table does not exist yet (chat
+// creates it), or the value is bad (logged), the deadline is
+// DefaultTimeout.
+func SettingTimeout(db *pgxpool.Pool, log *slog.Logger) *Setting {
+	return &Setting{db: db, log: log}
 }
 
-type settingTimeout struct {
+// Timeout is s as a TimeoutFunc, for Config.Timeout.
+func (s *Setting) Timeout() TimeoutFunc { return s.get }
+
+// Reload reads the setting again now, and returns the deadline it gives.
+func (s *Setting) Reload(ctx context.Context) time.Duration {
+	s.mu.Lock()
+	s.readAt = time.Time{}
+	s.mu.Unlock()
+	return s.get(ctx)
+}
+
+// Setting is the deadline setting's reader.
+type Setting struct {
 	db  *pgxpool.Pool
 	log *slog.Logger
 
@@ -63,7 +77,7 @@ type settingTimeout struct {
 	lastBad string
 }
 
-func (s *settingTimeout) get(ctx context.Context) time.Duration {
+func (s *Setting) get(ctx context.Context) time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.readAt.IsZero() && time.Since(s.readAt) < settingTTL {

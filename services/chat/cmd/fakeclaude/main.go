@@ -69,6 +69,8 @@
 //	                  (default 102400) characters
 //	STDERR            three lines on stderr, then a text reply
 //	ECHO              replies with what it received: text and image blocks
+//	ENV               replies with the names of its environment variables,
+//	                  sorted, one per line
 //	HOOK              sends the host a hook_callback control request and
 //	                  replies "host answered <subtype>: <error>"
 //

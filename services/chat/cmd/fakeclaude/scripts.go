@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -53,6 +54,20 @@ var scripts = map[string]func(t *turn, arg int){
 	"STDERR":           func(t *turn, _ int) { t.stderr() },
 	"ECHO":             func(t *turn, _ int) { t.echo() },
 	"HOOK":             func(t *turn, _ int) { t.hostRequest() },
+	"ENV":              func(t *turn, _ int) { t.text(envNames()) },
+}
+
+// envNames is the names of the process' environment variables, sorted, one
+// per line: what the host let through to the agent (values stay out of
+// the log).
+func envNames() string {
+	names := make([]string, 0, len(os.Environ()))
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return strings.Join(names, "\n")
 }
 
 func (f *fake) runTurn(in userInput) {

@@ -57,7 +57,8 @@
 //	               says how the host answered it
 //	STDERR         three stderr lines, then a reply
 //	ECHO           replies with the types of the input items it received
-//	ENV NAME       replies NAME=<its value in the environment>
+//	ENV NAME       replies NAME=<its value in the environment>; ENV alone,
+//	               the names of every variable, sorted, one per line
 //
 // # Environment
 //

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -313,11 +314,17 @@ var scripts = map[string]func(t *turnRun, arg int) (string, any){
 	},
 	"ENV": func(t *turnRun, _ int) (string, any) {
 		fields := strings.Fields(t.text)
-		name := ""
-		if len(fields) > 1 {
-			name = fields[1]
+		if len(fields) < 2 { // no name: every variable's name
+			names := make([]string, 0, len(os.Environ()))
+			for _, kv := range os.Environ() {
+				name, _, _ := strings.Cut(kv, "=")
+				names = append(names, name)
+			}
+			slices.Sort(names)
+			t.reply(strings.Join(names, "\n"))
+			return "completed", nil
 		}
-		t.reply(name + "=" + os.Getenv(name))
+		t.reply(fields[1] + "=" + os.Getenv(fields[1]))
 		return "completed", nil
 	},
 	"ECHO": func(t *turnRun, _ int) (string, any) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/svc-code/svc-code/libs/confignotice"
 	"github.com/svc-code/svc-code/libs/pgmigrate"
 	"github.com/svc-code/svc-code/libs/redisx"
 	"github.com/svc-code/svc-code/libs/svcenv"
@@ -88,7 +89,9 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		LookPath: cfg.lookPath,
 		Log:      log,
 	})
-	workspace.Register(app, workspace.Deps{DB: db, Log: log, Changed: rooms.SessionChanged})
+	workspace.Register(app, workspace.Deps{DB: db, Log: log, Changed: rooms.SessionChanged, ConfigChanged: func(ctx context.Context) error {
+		return confignotice.Publish(ctx, rdb, redisx.Keys{Prefix: cfg.RedisPrefix})
+	}})
 	hub := events.NewHub(events.Config{Store: st, Live: rooms, Redis: rdb, CheckEvery: cfg.EventsCheck, Heartbeat: cfg.EventsHeartbeat, Log: log})
 	events.Register(app, hub)
 	tasks.Register(app, tasks.Deps{

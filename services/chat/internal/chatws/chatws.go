@@ -286,9 +286,14 @@ func (s *server) join(c *conn, sess store.Session, reconnect bool) (*room.Room, 
 		for _, it := range q {
 			queue = append(queue, it.JSON())
 		}
+		if err == nil {
+			r.NoteQueueLen(len(q))
+		}
 		// Prompts wait and nothing runs (chat restarted, the agent
 		// process ended): the owner is to send the first.
 		kick = len(q) > 0 && !snap.Running
+	} else {
+		r.NoteQueueLen(0)
 	}
 	head := []room.Frame{room.NewFrame(0, protocol.ConnectedFrame{
 		Type: protocol.FrameConnected, SessionID: sess.ID, Cwd: sess.Cwd, Home: s.Home, Workspace: sess.Cwd,

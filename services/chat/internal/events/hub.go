@@ -81,10 +81,13 @@ type Hub struct {
 	check chan struct{} // a check is due now (capacity 1)
 	// stopped is closed when Run ends.
 	stopped chan struct{}
-	// count is the sockets registered or joining, for MaxSockets.
-	mu    sync.Mutex
-	count int
-	wg    sync.WaitGroup
+	// count is the sockets registered or joining, for MaxSockets; closed
+	// is set when Run ends, after which no socket is served (so wg.Add
+	// never races wg.Wait).
+	mu     sync.Mutex
+	count  int
+	closed bool
+	wg     sync.WaitGroup
 
 	// Owned by the run goroutine.
 	conns map[*conn]bool
@@ -152,6 +155,9 @@ func (h *Hub) Run(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
+			h.mu.Lock()
+			h.closed = true
+			h.mu.Unlock()
 			close(h.stopped)
 			for c := range h.conns {
 				c.close(closeGoingAway)
@@ -160,7 +166,17 @@ func (h *Hub) Run(ctx context.Context) {
 			h.wg.Wait()
 			return
 		case c := <-h.joins:
-			h.join(ctx, c)
+			// The sockets joining together share one snapshot.
+			joining := []*conn{c}
+			for more := true; more && len(joining) < 256; {
+				select {
+				case c := <-h.joins:
+					joining = append(joining, c)
+				default:
+					more = false
+				}
+			}
+			h.join(ctx, joining)
 		case c := <-h.leave:
 			delete(h.conns, c)
 		case w := <-h.wakes:
@@ -218,25 +234,30 @@ func (h *Hub) subscribe(ctx context.Context, channel string) {
 	}
 }
 
-// join sends c a fresh snapshot and registers it; when the snapshot shows
-// that the other sockets' state is stale, they get it too.
-func (h *Hub) join(ctx context.Context, c *conn) {
+// join sends the joining sockets a fresh snapshot and registers them;
+// when the snapshot shows that the other sockets' state is stale, they get
+// it too.
+func (h *Hub) join(ctx context.Context, joining []*conn) {
 	snap, err := h.snapshot(ctx)
 	if err != nil {
 		h.log.ErrorContext(ctx, "events snapshot", "err", err)
-		c.send(errorFrame("could not read the sessions: try again"))
-		c.close(closeTryAgain)
+		for _, c := range joining {
+			c.send(errorFrame("could not read the sessions: try again"))
+			c.close(closeTryAgain)
+		}
 		return
 	}
 	f := encode(snap.frame)
-	c.send(f)
 	if !snap.view.equal(h.view) {
 		for o := range h.conns {
 			o.send(f)
 		}
 	}
 	h.view = snap.view
-	h.conns[c] = true
+	for _, c := range joining {
+		c.send(f)
+		h.conns[c] = true
+	}
 }
 
 // recheck compares the view with a fresh snapshot; on a difference every

@@ -175,9 +175,17 @@ func Register(app *fiber.App, h *Hub) {
 
 // serve runs one socket: it is its reader.
 func (h *Hub) serve(ws *websocket.Conn) {
-	c := newConn(ws)
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		_ = ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(closeGoingAway, ""), time.Now().Add(time.Second))
+		_ = ws.NetConn().Close()
+		return
+	}
 	h.wg.Add(1)
+	h.mu.Unlock()
 	defer h.wg.Done()
+	c := newConn(ws)
 	writer := make(chan struct{})
 	go func() {
 		defer close(writer)

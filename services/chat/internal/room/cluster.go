@@ -340,6 +340,11 @@ func (r *Room) claim(ctx context.Context) (bool, error) {
 	r.stateWritten = "" // what another owner left is unknown
 	r.stateMu.Unlock()
 	r.takeover(ctx)
+	// Another owner may have changed the queue since it was read here.
+	r.promptMu.Lock()
+	r.queueKnown = false
+	r.promptMu.Unlock()
+	r.kickQueue() // prompts a previous owner left queued
 	return true, nil
 }
 

@@ -46,6 +46,18 @@ func (r *Room) queueLenLocked(ctx context.Context) (int, error) {
 	return r.queueLen, nil
 }
 
+// NoteQueueLen tells the room its queue's length, read when a socket
+// joined, unless it knows it already: the first prompt then needs no read.
+// Only the owner changes the queue, and it always knows the length once it
+// has, so a length read before such a change is never taken.
+func (r *Room) NoteQueueLen(n int) {
+	r.promptMu.Lock()
+	defer r.promptMu.Unlock()
+	if !r.queueKnown {
+		r.queueLen, r.queueKnown = n, true
+	}
+}
+
 // queueChangedLocked tells every socket the whole queue and the events
 // sockets its length; r.promptMu must be held.
 func (r *Room) queueChangedLocked(ctx context.Context) {
@@ -89,8 +101,8 @@ func (r *Room) queuePromptLocked(ctx context.Context, sender Sink, content strin
 // sendFirstLocked sends the first queued prompt when no turn runs;
 // r.promptMu must be held.
 func (r *Room) sendFirstLocked(ctx context.Context) {
-	if r.isRunning() {
-		return
+	if r.isRunning() || r.m.closing.Load() {
+		return // (shutting down: the queue waits in PostgreSQL)
 	}
 	if n, err := r.queueLenLocked(ctx); err != nil || n == 0 {
 		if err != nil {
@@ -126,6 +138,7 @@ func (r *Room) sendFirstLocked(ctx context.Context) {
 	}
 	if perr != nil {
 		r.Broadcast(ErrorFrame(perr.Error()))
+		r.storeNotice(ctx, perr.Error(), msg.Line)
 		return
 	}
 	r.sendTurn(ctx, prov, msg.Line, q.Content, q.Images)
@@ -138,7 +151,7 @@ func (r *Room) sendTurn(ctx context.Context, prov agent.Provider, line int64, co
 		turn.Images = append(turn.Images, agent.Image{MediaType: im.Source.MediaType, Data: im.Source.Data})
 	}
 	r.mu.Lock()
-	pr := &prompt{id: turnID(r.id, line), text: content, cwd: r.cwd, model: r.model}
+	pr := &prompt{id: turnID(r.id, line), line: line, text: content, cwd: r.cwd, model: r.model}
 	r.mu.Unlock()
 	r.promptSent(pr)
 	r.setRunning(true)
@@ -146,6 +159,7 @@ func (r *Room) sendTurn(ctx context.Context, prov agent.Provider, line int64, co
 		r.promptFailed(pr)
 		r.setRunning(false)
 		r.Broadcast(ErrorFrame(sendError(err)))
+		r.storeNotice(ctx, sendError(err), line)
 	}
 }
 

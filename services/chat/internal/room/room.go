@@ -536,9 +536,27 @@ func (r *Room) UserMessage(ctx context.Context, sender Sink, content string, ima
 
 	if perr != nil {
 		r.Broadcast(ErrorFrame(perr.Error()))
+		r.storeNotice(ctx, perr.Error(), line)
 		return
 	}
 	r.sendTurn(ctx, prov, line, content, images)
+}
+
+// storeNotice stores text, why the turn of the prompt at promptLine
+// failed, as a server notice (store.KindNotice) in the log, so that a
+// reader of the log later sees why the prompt got no answer, and
+// broadcasts it as message_stored. Its payload is
+// {"role": "notice", "level": "error", "content": text, "prompt_line": n}
+// (protocol.StoredNotice). A failure to store it is logged: the error
+// frame went out already.
+func (r *Room) storeNotice(ctx context.Context, text string, promptLine int64) {
+	payload, _ := json.Marshal(protocol.StoredNotice{Role: "notice", Level: "error", Content: text, PromptLine: promptLine})
+	_, err := r.appendAndBroadcast(context.WithoutCancel(ctx), store.KindNotice, payload, false, func(line int64) Frame {
+		return NewFrame(line, protocol.MessageStoredFrame{Type: protocol.FrameMessageStored, Message: payload, Line: line})
+	})
+	if err != nil {
+		r.m.log.ErrorContext(ctx, "store notice", "session_id", r.id, "err", err)
+	}
 }
 
 func sendError(err error) string {
@@ -780,7 +798,13 @@ func (r *Room) pump(p agent.Provider, providerSessionID, providerName string) {
 			r.mu.Unlock()
 			r.stateChanged()
 			if cut {
+				promptLine := r.runningPromptLine()
 				r.turnEnded(nil)
+				// A turn the agent never finished (a crash before its
+				// first line, or later): the log says why.
+				if e.Cause == agent.ExitCrashed || e.Cause == agent.ExitExited {
+					r.storeNotice(ctx, "the agent ended before finishing the turn: "+e.Reason, promptLine)
+				}
 			}
 			if e.Cause != agent.ExitClosed {
 				r.kickQueue() // a turn cut off, or a process to respawn

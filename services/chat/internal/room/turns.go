@@ -52,6 +52,7 @@ const (
 // prompt is a user message sent to the agent, waiting for its turn.
 type prompt struct {
 	id    string // turn_id: "<session_id>:<line of the prompt>"
+	line  int64  // the line of the prompt
 	text  string
 	cwd   string
 	model string
@@ -411,6 +412,20 @@ func (r *Room) promptFailed(p *prompt) {
 			return
 		}
 	}
+}
+
+// runningPromptLine is the line of the prompt of the running turn (or of
+// the oldest prompt sent whose turn has not started), 0 if none.
+func (r *Room) runningPromptLine() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case len(r.turns) > 0:
+		return r.turns[0].line
+	case len(r.sent) > 0:
+		return r.sent[0].line
+	}
+	return 0
 }
 
 func turnID(session string, line int64) string { return fmt.Sprintf("%s:%d", session, line) }

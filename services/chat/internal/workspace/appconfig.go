@@ -241,12 +241,36 @@ func (s *server) answerConfig(c *fiber.Ctx) error {
 // getConfig: GET /api/app/config.
 func (s *server) getConfig(c *fiber.Ctx) error { return s.answerConfig(c) }
 
+// The members of GET /api/app/config's answer, which PUT takes back.
+const (
+	memberConfig = "config"
+	memberKeys   = "keys"
+)
+
 // putConfig: PUT /api/app/config {"key": value, ...}: sets the keys named
-// (null: back to the default), all or none.
+// (null: back to the default), all or none. It also takes what GET
+// answers, {"config": {...}, "keys": [...]}: then "keys" (the keys'
+// descriptions) is ignored, and the keys of "config" whose value is the
+// one in effect are left as they are, so that GET's answer PUT back
+// changes nothing, and an edited copy changes what was edited.
 func (s *server) putConfig(c *fiber.Ctx) error {
 	var req map[string]json.RawMessage
 	if err := svchttp.DecodeJSON(c, &req); err != nil {
 		return err
+	}
+	ctx := c.UserContext()
+	wrapped, hasConfig := req[memberConfig]
+	if hasConfig {
+		for name := range req {
+			if name != memberConfig && name != memberKeys {
+				return badRequest("send either GET's answer {\"config\": {...}, \"keys\": [...]} or {\"<key>\": value, ...}, "+
+					"not both: %q is not a member of GET's answer", name)
+			}
+		}
+		req = nil
+		if err := json.Unmarshal(wrapped, &req); err != nil || req == nil {
+			return badRequest("config: want an object of keys and values")
+		}
 	}
 	if len(req) == 0 {
 		return badRequest("nothing to change: send {\"<key>\": value, ...}; the keys are %s", keyNames())
@@ -264,7 +288,16 @@ func (s *server) putConfig(c *fiber.Ctx) error {
 		}
 		values[name] = v
 	}
-	ctx := c.UserContext()
+	if hasConfig {
+		current, err := s.readConfig(ctx)
+		if err != nil {
+			return err
+		}
+		names = slices.DeleteFunc(names, func(name string) bool { return sameValue(values[name], current.values[name]) })
+		if len(names) == 0 {
+			return s.answerConfig(c)
+		}
+	}
 	err := pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
 		for _, name := range names {
 			if bytes.Equal(bytes.TrimSpace(req[name]), []byte("null")) {
@@ -289,5 +322,17 @@ func (s *server) putConfig(c *fiber.Ctx) error {
 		return fmt.Errorf("store config: %w", err)
 	}
 	s.log.InfoContext(ctx, "config changed", "keys", names)
+	if s.configChanged != nil {
+		if err := s.configChanged(ctx); err != nil {
+			s.log.WarnContext(ctx, "config change not announced: other services see it at their next periodic read", "err", err)
+		}
+	}
 	return s.answerConfig(c)
+}
+
+// sameValue reports whether two normalised values are the same JSON.
+func sameValue(a, b any) bool {
+	x, errA := json.Marshal(a)
+	y, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(x, y)
 }

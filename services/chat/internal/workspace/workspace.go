@@ -20,7 +20,9 @@
 //	SELECT value FROM app_settings WHERE key = 'config/shadow_git.max_file_size_mb'; -- 50 (MB, 0: no cap)
 //	SELECT value FROM app_settings WHERE key = 'config/shadow_db.sql_timeout_s';     -- 30 (seconds)
 //
-// Keys lists them all with their types and defaults.
+// Keys lists them all with their types and defaults. After PUT stores a
+// change, Deps.ConfigChanged announces it (chat publishes the notice of
+// libs/confignotice on Redis), so that those services re-read at once.
 package workspace
 
 import (
@@ -45,17 +47,22 @@ type Deps struct {
 	// Changed, when set, is told of a session whose favorite flag changed
 	// (for the events sockets).
 	Changed func(ctx context.Context, sessionID string)
+	// ConfigChanged, when set, is called after a PUT /api/app/config
+	// stored a change: it tells the other services to re-read the keys
+	// (libs/confignotice). Its error is logged; the change stands.
+	ConfigChanged func(ctx context.Context) error
 }
 
 type server struct {
-	db      *pgxpool.Pool
-	log     *slog.Logger
-	changed func(ctx context.Context, sessionID string)
+	db            *pgxpool.Pool
+	log           *slog.Logger
+	changed       func(ctx context.Context, sessionID string)
+	configChanged func(ctx context.Context) error
 }
 
 // Register adds the workspace routes to app.
 func Register(app *fiber.App, d Deps) {
-	s := &server{db: d.DB, log: d.Log, changed: d.Changed}
+	s := &server{db: d.DB, log: d.Log, changed: d.Changed, configChanged: d.ConfigChanged}
 	if s.changed == nil {
 		s.changed = func(context.Context, string) {}
 	}

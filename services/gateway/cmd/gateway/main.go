@@ -43,7 +43,7 @@ func run(ctx context.Context, args []string) error {
 	case *healthcheck:
 		return app.Healthcheck(ctx, cfg)
 	case fs.Arg(0) == "passwd":
-		return app.Passwd(cfg, os.Stdin, os.Stdout)
+		return app.Passwd(ctx, cfg, os.Stdin, os.Stdout)
 	case fs.NArg() > 0:
 		return fmt.Errorf("unknown command %q (commands: passwd; flags: -healthcheck)", fs.Arg(0))
 	}

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/svc-code/svc-code/libs/configfile"
+	"github.com/svc-code/svc-code/libs/redisx"
 	"github.com/svc-code/svc-code/services/gateway/internal/credential"
 )
 
@@ -22,19 +23,46 @@ import (
 // first line of stdin otherwise; empty means generate one. Both epochs and
 // the API token are reset, so every browser and script must sign in again;
 // running gateways notice within a second.
-func Passwd(cfg Config, in *os.File, out io.Writer) error {
+func Passwd(ctx context.Context, cfg Config, in *os.File, out io.Writer) error {
 	pw, err := readNewPassword(in, out)
 	if err != nil {
 		return err
 	}
-	pw, _, err = credential.Rotate(configfile.New(cfg.ConfigPath), pw, cfg.HashParams)
+	file := configfile.New(cfg.ConfigPath)
+	oldKeys, hadKeys, err := credential.CurrentKeyIDs(file)
 	if err != nil {
 		return err
+	}
+	pw, _, err = credential.Rotate(file, pw, cfg.HashParams)
+	if err != nil {
+		return err
+	}
+	if hadKeys {
+		announceRotation(ctx, cfg, oldKeys, out)
+	}
+	if err := removeFirstPassword(cfg); err != nil {
+		fmt.Fprintf(out, "svc-code: could not remove the void first password's file: %v\n", err)
 	}
 	fmt.Fprintf(out, "svc-code: password changed. Every browser session and API token is now void.\n")
 	fmt.Fprintf(out, "svc-code: new password: %s\n", pw)
 	fmt.Fprintf(out, "svc-code: the new API token is the api_token line of %s\n", cfg.ConfigPath)
 	return nil
+}
+
+// announceRotation retires the old keys in Redis so that running gateways
+// refuse them at once rather than at their next poll of the config file.
+// Redis being down is no reason to fail: the gateways poll the file.
+func announceRotation(ctx context.Context, cfg Config, oldKeys credential.KeyIDs, out io.Writer) {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	rdb, err := redisx.Connect(ctx, cfg.RedisURL)
+	if err == nil {
+		defer func() { _ = rdb.Close() }()
+		err = credential.Retire(ctx, rdb, redisx.Keys{Prefix: cfg.RedisPrefix}, oldKeys)
+	}
+	if err != nil {
+		fmt.Fprintf(out, "svc-code: could not tell running gateways through Redis (%v); they notice the new password within a second\n", err)
+	}
 }
 
 func readNewPassword(in *os.File, out io.Writer) (string, error) {

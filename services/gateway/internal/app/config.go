@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"time"
 
@@ -16,7 +18,9 @@ import (
 	"github.com/svc-code/svc-code/libs/configfile"
 	"github.com/svc-code/svc-code/libs/envconf"
 	"github.com/svc-code/svc-code/libs/profile"
+	"github.com/svc-code/svc-code/services/gateway/internal/peer"
 	"github.com/svc-code/svc-code/services/gateway/internal/route"
+	"github.com/svc-code/svc-code/services/gateway/internal/throttle"
 )
 
 // Environment variables read by the gateway.
@@ -33,6 +37,9 @@ const (
 	EnvTerminalURL     = "TERMINAL_URL"
 	EnvShadowURL       = "SHADOW_URL"
 	EnvAnalyticsURL    = "ANALYTICS_URL"
+	EnvHosts           = "SVC_HOSTS"
+	EnvTrustedProxies  = "SVC_TRUSTED_PROXIES"
+	EnvMaxConns        = "SVC_MAX_CONNS_PER_CLIENT"
 )
 
 // backendEnv maps each service to its URL variable and default.
@@ -58,12 +65,24 @@ type Config struct {
 	LogLevel        string
 	ShutdownTimeout time.Duration
 	BodyLimit       int
+	// Hosts are the host names the gateway answers to besides the
+	// loopback names and its listen address (SVC_HOSTS).
+	Hosts []string
+	// TrustedProxies are the peers whose X-Forwarded-* headers count.
+	TrustedProxies []netip.Prefix
+	// MaxConnsPerClient caps the open connections of one client address
+	// (0: no cap).
+	MaxConnsPerClient int
 
 	// Set by tests and tools; zero values mean the production defaults.
 	Listener    net.Listener         // serve on this instead of Addr
 	HashParams  authtoken.HashParams // argon2id cost
 	Poll        time.Duration        // credential re-read interval
 	PasswordOut io.Writer            // where a generated password is shown (stderr)
+	Limiter     *throttle.Limiter    // login throttle (throttle.New())
+	// PasswordOutFile, when set (SVC_PASSWORD_OUT), receives a generated first
+	// password instead of PasswordOut, which then only names the file.
+	PasswordOutFile string
 
 	getenv func(string) string
 }
@@ -72,17 +91,19 @@ type Config struct {
 func LoadConfig(getenv func(string) string) (Config, error) {
 	r := envconf.New(getenv)
 	cfg := Config{
-		Addr:            r.String(EnvAddr, "127.0.0.1:8765"),
-		FirstPassword:   r.Secret(EnvPassword),
-		RedisURL:        r.String(EnvRedisURL, "redis://127.0.0.1:6379/0"),
-		LogFormat:       r.String(EnvLogFormat, "text"),
-		LogLevel:        r.String(EnvLogLevel, "info"),
-		ShutdownTimeout: r.Duration(EnvShutdownTimeout, 10*time.Second),
-		BodyLimit:       r.Int(EnvBodyLimitMB, 64) << 20,
-		Backends:        map[string]string{},
-		HashParams:      authtoken.DefaultParams,
-		PasswordOut:     os.Stderr,
-		getenv:          getenv,
+		Addr:              r.String(EnvAddr, "127.0.0.1:8765"),
+		FirstPassword:     r.Secret(EnvPassword),
+		RedisURL:          r.String(EnvRedisURL, "redis://127.0.0.1:6379/0"),
+		LogFormat:         r.String(EnvLogFormat, "text"),
+		LogLevel:          r.String(EnvLogLevel, "info"),
+		ShutdownTimeout:   r.Duration(EnvShutdownTimeout, 10*time.Second),
+		BodyLimit:         r.Int(EnvBodyLimitMB, 64) << 20,
+		MaxConnsPerClient: r.Int(EnvMaxConns, 128),
+		Backends:          map[string]string{},
+		HashParams:        authtoken.DefaultParams,
+		PasswordOut:       os.Stderr,
+		PasswordOutFile:   r.String(EnvPasswordOut, ""),
+		getenv:            getenv,
 	}
 	// A host profile has a Redis prefix of its own ("svc-NAME:") unless REDIS_PREFIX says otherwise.
 	name, err := profile.Name(getenv)
@@ -100,11 +121,23 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	if _, _, err := net.SplitHostPort(cfg.Addr); err != nil {
 		r.Fail("%s=%q: want host:port", EnvAddr, cfg.Addr)
 	}
+	if cfg.PasswordOutFile != "" && !filepath.IsAbs(cfg.PasswordOutFile) {
+		r.Fail("%s=%q: want an absolute path", EnvPasswordOut, cfg.PasswordOutFile)
+	}
 	if cfg.FirstPassword != "" && len(cfg.FirstPassword) < 8 {
 		r.Fail("%s must be at least 8 characters", EnvPassword)
 	}
 	if cfg.BodyLimit <= 0 {
 		r.Fail("%s must be positive", EnvBodyLimitMB)
+	}
+	if cfg.MaxConnsPerClient < 0 {
+		r.Fail("%s must be 0 (no cap) or positive", EnvMaxConns)
+	}
+	if cfg.Hosts, err = peer.ParseHosts(r.String(EnvHosts, "")); err != nil {
+		r.Fail("%s: %v", EnvHosts, err)
+	}
+	if cfg.TrustedProxies, err = peer.ParseProxies(r.String(EnvTrustedProxies, "")); err != nil {
+		r.Fail("%s: %v (want IP addresses or CIDR networks, comma-separated)", EnvTrustedProxies, err)
 	}
 	for svc, ev := range backendEnv {
 		raw := r.String(ev[0], ev[1])
@@ -125,6 +158,17 @@ func backendAddr(raw string) (string, error) {
 		return "", fmt.Errorf("want http://host:port")
 	}
 	return u.Host, nil
+}
+
+// hosts is every host name the gateway answers to from the environment:
+// the loopback names, the listen address's host when it names one, and
+// SVC_HOSTS.
+func (c Config) hosts() []string {
+	hs := append([]string{}, peer.DefaultHosts...)
+	if h, _, err := net.SplitHostPort(c.Addr); err == nil && h != "" && h != "0.0.0.0" && h != "::" {
+		hs = append(hs, h)
+	}
+	return append(hs, c.Hosts...)
 }
 
 func (c Config) version() string {

@@ -1,6 +1,20 @@
 package app
 
-import "testing"
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/svc-code/svc-code/libs/authtoken"
+	"github.com/svc-code/svc-code/libs/configfile"
+)
 
 // A host profile gives the gateway its own config file and Redis prefix, so
 // that two profiles never share credentials or epochs.
@@ -29,5 +43,80 @@ func TestLoadConfigProfile(t *testing.T) {
 		return map[string]string{"HOME": "/h", "SVC_CODE_PROFILE": "a/b"}[k]
 	}); err == nil {
 		t.Error("LoadConfig with profile a/b: want an error")
+	}
+}
+
+// With SVC_PASSWORD_OUT (make run sets it), a generated first password goes
+// to that file, mode 0600, and never to stderr, which make run keeps in the
+// gateway's log where agents can read it.
+func TestFirstPasswordGoesToItsFile(t *testing.T) {
+	dir := t.TempDir()
+	pwFile := filepath.Join(dir, "c", FirstPasswordFile)
+	env := map[string]string{
+		"HOME": dir, "SVC_CODE_HOME": dir + "/home", "SVC_CONFIG": dir + "/c/config.yaml",
+		"SVC_INTERNAL_SECRET": testSecret, "REDIS_URL": redisURL(), "REDIS_PREFIX": "test:" + randomHex(6) + ":",
+		"SVC_PASSWORD_OUT": pwFile,
+	}
+	cfg, err := LoadConfig(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := &syncBuffer{}
+	cfg.Listener, cfg.HashParams, cfg.PasswordOut = ln, cheapHash, out
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, cfg, slog.New(slog.DiscardHandler)) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	waitFor(t, 5*time.Second, "the notice naming the password file", func() bool { return strings.Contains(out.String(), pwFile) })
+	b, err := os.ReadFile(pwFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw := strings.TrimSpace(string(b))
+	if st, _ := os.Stat(pwFile); st.Mode().Perm() != 0o600 {
+		t.Errorf("%s mode = %v, want 0600", pwFile, st.Mode().Perm())
+	}
+	d, err := configfile.New(cfg.ConfigPath).Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := d.String("password_hash")
+	if ok, err := authtoken.VerifyPassword(h, pw); !ok || err != nil {
+		t.Errorf("the file's password %q does not match the stored hash", pw)
+	}
+	if strings.Contains(out.String(), pw) {
+		t.Errorf("stderr shows the password: %q", out.String())
+	}
+
+	// A new password voids the file's: passwd removes it.
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = w.WriteString("another-long-password\n")
+	_ = w.Close()
+	defer r.Close()
+	if err := Passwd(context.Background(), cfg, r, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(pwFile); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("after passwd, %s: %v, want it gone", pwFile, err)
+	}
+}
+
+func TestPasswordOutMustBeAbsolute(t *testing.T) {
+	if _, err := LoadConfig(func(k string) string {
+		return map[string]string{"HOME": "/h", "SVC_PASSWORD_OUT": "rel/pw"}[k]
+	}); err == nil {
+		t.Error("LoadConfig with a relative SVC_PASSWORD_OUT: want an error")
 	}
 }

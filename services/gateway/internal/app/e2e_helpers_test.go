@@ -37,6 +37,10 @@ func readonlyURL(t *testing.T, schemaURL string) string {
 	for _, stmt := range []string{
 		"CREATE ROLE " + role + " LOGIN NOINHERIT PASSWORD '" + password + "'",
 		"GRANT USAGE ON SCHEMA " + schema + " TO " + role,
+		// The settings provision.sh gives svc_readonly; analytics checks them.
+		"ALTER ROLE " + role + " SET default_transaction_read_only = on",
+		"ALTER ROLE " + role + " SET statement_timeout = '30s'",
+		"ALTER ROLE " + role + " SET temp_file_limit = '1GB'",
 	} {
 		if _, err := conn.Exec(ctx, stmt); err != nil {
 			t.Fatal(err)

@@ -204,9 +204,10 @@ func TestSecondInstanceRefusesWithinASecond(t *testing.T) {
 	waitFor(t, time.Second, "instance B to refuse the old cookie", func() bool {
 		return b.do(req{path: "/api/info", headers: cookie(ck, nil)}).status == 401
 	})
-	// B learnt the new epoch and wrote the matching token to its own file.
-	waitFor(t, 2*time.Second, "instance B's config to carry the new token", func() bool { return b.token() == a.token() })
-	wantStatus(t, b.do(req{path: "/api/info", headers: bearer(a.token())}), 200, "")
+	// B never sees A's new keys (they live in A's file only): instances
+	// must share the config file to accept the credentials issued after a
+	// revocation (TestOtherInstanceAdoptsNewKeysAtOnce). What Redis carries
+	// alone is the refusal.
 }
 
 func TestWebSocketAuth(t *testing.T) {

@@ -133,6 +133,15 @@ func (b *backend) serve(w http.ResponseWriter, r *http.Request) {
 		// A backend policy without sandbox: the gateway's own replaces it.
 		w.Header().Set("Content-Security-Policy", "frame-ancestors *")
 		_, _ = w.Write([]byte("<p>hi</p>"))
+	case r.URL.Path == "/api/upload-file":
+		// Counts the body without keeping it (the gateway runs in this
+		// process, and its memory is measured).
+		n, err := io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		if err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"bytes": n})
 	case strings.HasPrefix(r.URL.Path, "/api/health/"):
 		_, _ = w.Write([]byte(`{"status":"ok"}`))
 	default:
@@ -180,6 +189,10 @@ func withConfigPath(p string) gwOption {
 
 func withPrefix(p string) gwOption {
 	return func(env map[string]string, _ *Config) { env["REDIS_PREFIX"] = p }
+}
+
+func withEnv(k, v string) gwOption {
+	return func(env map[string]string, _ *Config) { env[k] = v }
 }
 
 func withBackend(b *backend) gwOption {

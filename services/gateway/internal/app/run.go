@@ -17,6 +17,7 @@ import (
 	"github.com/svc-code/svc-code/libs/internalauth"
 	"github.com/svc-code/svc-code/libs/redisx"
 	"github.com/svc-code/svc-code/libs/termhosts"
+	"github.com/svc-code/svc-code/services/gateway/internal/connlimit"
 	"github.com/svc-code/svc-code/services/gateway/internal/credential"
 	"github.com/svc-code/svc-code/services/gateway/internal/proxy"
 	"github.com/svc-code/svc-code/services/gateway/internal/server"
@@ -53,8 +54,9 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return err
 	}
 	if generated != "" {
-		fmt.Fprintf(cfg.PasswordOut, "\nsvc-code: first start; your password is: %s\n"+
-			"svc-code: it is shown only this once. Change it with `make passwd` (bin/gateway passwd).\n\n", generated)
+		if err := showFirstPassword(cfg, generated); err != nil {
+			return err
+		}
 	}
 
 	ln := cfg.Listener
@@ -63,7 +65,12 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 			return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 		}
 	}
+	ln = connlimit.Wrap(ln, cfg.MaxConnsPerClient)
 	px := proxy.New(secret, log)
+	limiter := cfg.Limiter
+	if limiter == nil {
+		limiter = throttle.New()
+	}
 	srv, err := server.New(server.Deps{
 		Store:     store,
 		Proxy:     px,
@@ -74,7 +81,9 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		Instance:  instanceID(),
 		Started:   time.Now(),
 		BodyLimit: cfg.BodyLimit,
-		Limiter:   throttle.New(),
+		Hosts:     cfg.hosts(),
+		Proxies:   cfg.TrustedProxies,
+		Limiter:   limiter,
 		Terminals: termhosts.New(rdb, redisx.Keys{Prefix: cfg.RedisPrefix}),
 	})
 	if err != nil {

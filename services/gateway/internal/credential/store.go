@@ -38,6 +38,7 @@ const (
 	KeyBearerEpoch    = "bearer_epoch"
 	KeyCookieEpoch    = "cookie_epoch"
 	KeyAllowedOrigins = "allowed_origins"
+	KeyAllowedHosts   = "allowed_hosts"
 )
 
 // Kind is the credential a request was authenticated with.
@@ -55,8 +56,8 @@ const (
 func (k Kind) Ambient() bool { return k == KindCookie || k == KindTkn }
 
 // Identity is the outcome of a successful check. It remembers the epoch and
-// key generation it was checked against, so a long-lived connection can be
-// closed when either moves on.
+// the id of the signing key it was checked against, so a long-lived
+// connection can be closed when either moves on.
 type Identity struct {
 	Kind  Kind
 	Epoch int64
@@ -80,12 +81,16 @@ type Epochs struct {
 
 // secrets is one consistent view of the credential state.
 type secrets struct {
-	passwordHash   string
-	tokenKey       []byte
-	cookieSecret   []byte
+	passwordHash string
+	tokenKey     []byte
+	cookieSecret []byte
+	// ids names each key (and its epoch's Redis mirror); gen names the
+	// pair, to notice that either changed.
+	ids            KeyIDs
 	gen            string
 	epochs         Epochs
 	allowedOrigins []string
+	allowedHosts   []string
 }
 
 // Options configure a Store.
@@ -278,9 +283,22 @@ func parse(d *configfile.Doc) (secrets, error) {
 	if s.allowedOrigins, err = d.Strings(KeyAllowedOrigins); err != nil {
 		return s, err
 	}
-	sum := sha256.Sum256(append(append([]byte{}, s.tokenKey...), s.cookieSecret...))
-	s.gen = hex.EncodeToString(sum[:8])
+	if s.allowedHosts, err = d.Strings(KeyAllowedHosts); err != nil {
+		return s, err
+	}
+	s.ids = KeyIDs{Token: keyID(s.tokenKey), Cookie: keyID(s.cookieSecret)}
+	s.gen = s.ids.Token + "." + s.ids.Cookie
 	return s, nil
+}
+
+// KeyIDs name the two signing keys.
+type KeyIDs struct{ Token, Cookie string }
+
+// keyID is a short public name for a set of keys: a truncated SHA-256,
+// which tells nothing about the keys themselves.
+func keyID(key []byte) string {
+	sum := sha256.Sum256(key)
+	return hex.EncodeToString(sum[:8])
 }
 
 func decodeKey(d *configfile.Doc, key string) ([]byte, error) {
@@ -326,11 +344,18 @@ func (s *Store) AllowedOrigins() []string {
 	return append([]string(nil), s.cur.allowedOrigins...)
 }
 
+// AllowedHosts returns the config's allowed_hosts.
+func (s *Store) AllowedHosts() []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return append([]string(nil), s.cur.allowedHosts...)
+}
+
 // CheckToken verifies an API token presented as kind (KindBearer or
 // KindTkn).
 func (s *Store) CheckToken(kind Kind, tok string) (Identity, error) {
 	s.mu.RLock()
-	key, ep, gen := s.cur.tokenKey, s.cur.epochs.Bearer, s.cur.gen
+	key, ep, gen := s.cur.tokenKey, s.cur.epochs.Bearer, s.cur.ids.Token
 	s.mu.RUnlock()
 	if err := authtoken.CheckAPIToken(key, ep, tok); err != nil {
 		return Identity{}, err
@@ -341,7 +366,7 @@ func (s *Store) CheckToken(kind Kind, tok string) (Identity, error) {
 // CheckCookie verifies a svc_auth cookie value.
 func (s *Store) CheckCookie(v string) (Identity, error) {
 	s.mu.RLock()
-	secret, ep, gen := s.cur.cookieSecret, s.cur.epochs.Cookie, s.cur.gen
+	secret, ep, gen := s.cur.cookieSecret, s.cur.epochs.Cookie, s.cur.ids.Cookie
 	s.mu.RUnlock()
 	if err := authtoken.CheckCookie(secret, ep, v, s.opts.Now()); err != nil {
 		return Identity{}, err
@@ -353,13 +378,10 @@ func (s *Store) CheckCookie(v string) (Identity, error) {
 func (s *Store) StillValid(id Identity) bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if id.Gen != s.cur.gen {
-		return false
-	}
 	if id.Kind == KindCookie {
-		return id.Epoch == s.cur.epochs.Cookie
+		return id.Gen == s.cur.ids.Cookie && id.Epoch == s.cur.epochs.Cookie
 	}
-	return id.Epoch == s.cur.epochs.Bearer
+	return id.Gen == s.cur.ids.Token && id.Epoch == s.cur.epochs.Bearer
 }
 
 // CheckPassword verifies a login password (slow by design).
@@ -379,48 +401,85 @@ func (s *Store) IssueCookie() (string, time.Duration, error) {
 	return v, s.opts.CookieTTL, err
 }
 
-// Revoke bumps the epoch of scope, writes it to the config file (with the
-// new api_token) and to Redis, and applies it here at once.
+// Revoke replaces the signing key of scope (the cookie secret for
+// browsers, the token key for scripts) with a new random one and bumps the
+// scope's epoch, writes both (and the new api_token) to the config file,
+// and applies them here at once. Every credential of the scope made before
+// fails, whatever epoch it claims, because its signature no longer
+// matches.
+//
+// Other instances learn it at once through Redis: the epoch mirrored
+// under the old key's id is bumped (so an instance that has not re-read
+// the file yet refuses the old credentials by epoch), and a wake-up makes
+// every instance re-read the config file, which carries the new key.
 func (s *Store) Revoke(ctx context.Context, scope Scope) (Epochs, error) {
 	if scope != ScopeBrowsers && scope != ScopeScripts {
 		return Epochs{}, fmt.Errorf("unknown scope %q", scope)
 	}
+	key, err := authtoken.NewSecret(32)
+	if err != nil {
+		return Epochs{}, err
+	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	var next Epochs
-	_, err := s.opts.File.Update(func(d *configfile.Doc) error {
+	s.mu.RLock()
+	mem := s.cur
+	s.mu.RUnlock()
+	var next secrets
+	_, err = s.opts.File.Update(func(d *configfile.Doc) error {
 		fileSec, err := parse(d)
 		if err != nil {
 			return err
 		}
-		s.mu.RLock()
-		mem := s.cur
-		s.mu.RUnlock()
-		if fileSec.gen != mem.gen {
-			return errors.New("the password was rotated meanwhile; retry")
+		base := fileSec.epochs
+		if fileSec.gen == mem.gen {
+			base = maxEpochs(base, mem.epochs)
 		}
-		base := maxEpochs(mem.epochs, fileSec.epochs)
-		next, err = s.mergeRedis(ctx, mem.gen, base, scope)
+		// Another instance may have rotated or revoked meanwhile: the file
+		// is the record, and the keys it holds are the ones retired here.
+		e, err := s.mergeRedis(ctx, fileSec.ids, base, scope)
 		if err != nil {
 			s.opts.Log.WarnContext(ctx, "redis_epoch_mirror_failed", "err", err)
-			next = base
+			e = base
 			if scope == ScopeBrowsers {
-				next.Cookie++
+				e.Cookie++
 			} else {
-				next.Bearer++
+				e.Bearer++
 			}
 		}
-		d.SetInt(KeyBearerEpoch, next.Bearer)
-		d.SetInt(KeyCookieEpoch, next.Cookie)
-		d.SetString(KeyAPIToken, authtoken.APIToken(mem.tokenKey, next.Bearer))
-		return nil
+		if fileSec.gen != mem.gen {
+			if _, err := s.mergeRedis(ctx, mem.ids, maxEpochs(mem.epochs, e), scope); err != nil {
+				s.opts.Log.WarnContext(ctx, "redis_epoch_mirror_failed", "err", err)
+			}
+		}
+		enc := base64.StdEncoding.EncodeToString(key)
+		tokenKey := fileSec.tokenKey
+		if scope == ScopeBrowsers {
+			d.SetString(KeyCookieSecret, enc)
+		} else {
+			d.SetString(KeyTokenKey, enc)
+			tokenKey = key
+		}
+		d.SetInt(KeyBearerEpoch, e.Bearer)
+		d.SetInt(KeyCookieEpoch, e.Cookie)
+		d.SetString(KeyAPIToken, authtoken.APIToken(tokenKey, e.Bearer))
+		next, err = parse(d)
+		return err
 	})
 	if err != nil {
 		return Epochs{}, err
 	}
-	s.adopt(next)
+	s.mu.Lock()
+	s.cur = next
+	s.mu.Unlock()
 	s.refreshStamp()
-	return next, nil
+	s.notify()
+	// Seed the mirror of the new keys; this publishes the wake-up that
+	// makes the other instances re-read the file.
+	if _, err := s.mergeRedis(ctx, next.ids, next.epochs, ""); err != nil {
+		s.opts.Log.WarnContext(ctx, "redis_epoch_mirror_failed", "err", err)
+	}
+	return next.epochs, nil
 }
 
 func maxEpochs(a, b Epochs) Epochs {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"syscall"
 	"time"
 
@@ -12,35 +13,43 @@ import (
 
 	"github.com/svc-code/svc-code/libs/authtoken"
 	"github.com/svc-code/svc-code/libs/configfile"
+	"github.com/svc-code/svc-code/libs/redisx"
 )
 
 // mergeScript raises the mirrored epochs to at least the given ones,
 // optionally bumps one of them, publishes a wake-up when anything changed,
-// and returns the result. Running it in Redis makes concurrent revocations
-// on several instances each count.
+// and returns the result. Each epoch is mirrored under the id of its own
+// signing key (KEYS[1] the token key's, KEYS[2] the cookie secret's), so an
+// instance that still holds an old key learns that it was retired. Running
+// it in Redis makes concurrent revocations on several instances each count.
 var mergeScript = redis.NewScript(`
-local b = tonumber(redis.call('HGET', KEYS[1], 'bearer') or '0')
-local c = tonumber(redis.call('HGET', KEYS[1], 'cookie') or '0')
+local b = tonumber(redis.call('GET', KEYS[1]) or '0')
+local c = tonumber(redis.call('GET', KEYS[2]) or '0')
 local nb = math.max(b, tonumber(ARGV[1]))
 local nc = math.max(c, tonumber(ARGV[2]))
 if ARGV[3] == 'scripts' then nb = nb + 1 elseif ARGV[3] == 'browsers' then nc = nc + 1 end
-if nb ~= b or nc ~= c then
-  redis.call('HSET', KEYS[1], 'bearer', nb, 'cookie', nc)
-  redis.call('PUBLISH', KEYS[2], KEYS[1])
-end
+if nb ~= b then redis.call('SET', KEYS[1], nb) end
+if nc ~= c then redis.call('SET', KEYS[2], nc) end
+if nb ~= b or nc ~= c then redis.call('PUBLISH', KEYS[3], 'epochs') end
 return {nb, nc}
 `)
 
-func (s *Store) epochKey(gen string) string { return s.opts.Keys.Key("auth", "epochs", gen) }
-func (s *Store) channel() string            { return s.opts.Keys.Key("auth", "changed") }
+func changedChannel(keys redisx.Keys) string { return keys.Key("auth", "changed") }
 
-func (s *Store) mergeRedis(ctx context.Context, gen string, e Epochs, bump Scope) (Epochs, error) {
+func (s *Store) channel() string { return changedChannel(s.opts.Keys) }
+
+func (s *Store) mergeRedis(ctx context.Context, ids KeyIDs, e Epochs, bump Scope) (Epochs, error) {
 	if s.opts.Redis == nil {
 		return Epochs{}, errors.New("no redis configured")
 	}
+	return mergeEpochs(ctx, s.opts.Redis, s.opts.Keys, ids, e, bump)
+}
+
+func mergeEpochs(ctx context.Context, rdb *redis.Client, keys redisx.Keys, ids KeyIDs, e Epochs, bump Scope) (Epochs, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	res, err := mergeScript.Run(ctx, s.opts.Redis, []string{s.epochKey(gen), s.channel()}, e.Bearer, e.Cookie, string(bump)).Int64Slice()
+	rkeys := []string{keys.Key("auth", "epoch", "bearer", ids.Token), keys.Key("auth", "epoch", "cookie", ids.Cookie), changedChannel(keys)}
+	res, err := mergeScript.Run(ctx, rdb, rkeys, e.Bearer, e.Cookie, string(bump)).Int64Slice()
 	if err != nil {
 		return Epochs{}, fmt.Errorf("mirror epochs in redis: %w", err)
 	}
@@ -50,13 +59,41 @@ func (s *Store) mergeRedis(ctx context.Context, gen string, e Epochs, bump Scope
 	return Epochs{Bearer: res[0], Cookie: res[1]}, nil
 }
 
+// CurrentKeyIDs names the signing keys the config file holds now (ok is
+// false when it has none yet), for Retire.
+func CurrentKeyIDs(file *configfile.File) (ids KeyIDs, ok bool, err error) {
+	d, err := file.Read()
+	if err != nil {
+		return KeyIDs{}, false, err
+	}
+	sec, err := parse(d)
+	if err != nil {
+		return KeyIDs{}, false, nil //nolint:nilerr // an incomplete file has no keys to retire
+	}
+	return sec.ids, true, nil
+}
+
+// Retire tells running gateways that the keys ids are gone (the passwd
+// command calls it after a rotation): both epochs mirrored under them are
+// bumped, so an instance still holding those keys refuses every credential
+// made with them at once, and the published wake-up makes every instance
+// re-read the config file.
+func Retire(ctx context.Context, rdb *redis.Client, keys redisx.Keys, ids KeyIDs) error {
+	for _, scope := range []Scope{ScopeScripts, ScopeBrowsers} {
+		if _, err := mergeEpochs(ctx, rdb, keys, ids, Epochs{}, scope); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // syncRedis merges this instance's epochs with the mirror and adopts the
 // result; a higher epoch learnt from Redis is written to the config file.
 func (s *Store) syncRedis(ctx context.Context) error {
 	s.mu.RLock()
-	gen, e := s.cur.gen, s.cur.epochs
+	ids, e := s.cur.ids, s.cur.epochs
 	s.mu.RUnlock()
-	got, err := s.mergeRedis(ctx, gen, e, "")
+	got, err := s.mergeRedis(ctx, ids, e, "")
 	if err != nil {
 		return err
 	}
@@ -120,8 +157,11 @@ func (s *Store) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-wake:
+			// Another instance revoked or rotated: the new keys are in the
+			// config file, whatever its time stamp says.
+			s.checkFile(ctx, true)
 		case <-t.C:
-			s.checkFile(ctx)
+			s.checkFile(ctx, false)
 		}
 		if s.opts.Redis != nil {
 			if err := s.syncRedis(ctx); err != nil && ctx.Err() == nil {
@@ -131,20 +171,32 @@ func (s *Store) Run(ctx context.Context) {
 	}
 }
 
-// checkFile re-reads the config file when it changed on disk.
-func (s *Store) checkFile(ctx context.Context) {
+// checkFile re-reads the config file when it changed on disk (or always,
+// with force).
+func (s *Store) checkFile(ctx context.Context, force bool) {
+	doc, sec, rotated, lists, ok := s.reloadFile(ctx, force)
+	if ok {
+		s.applyReload(ctx, doc, sec, rotated, lists)
+	}
+}
+
+// reloadFile reads the config file and applies new keys, the password hash
+// and allowed_origins. It holds writeMu, so a read that started before this
+// instance's own write can never bring back the keys that write replaced.
+func (s *Store) reloadFile(ctx context.Context, force bool) (doc *configfile.Doc, sec secrets, rotated, lists, ok bool) {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
 	st, err := stampOf(s.opts.File.Path())
 	if err != nil {
-		return
+		return nil, sec, false, false, false
 	}
 	s.mu.RLock()
 	same := st == s.fileStamp
 	s.mu.RUnlock()
-	if same {
-		return
+	if same && !force {
+		return nil, sec, false, false, false
 	}
-	doc, err := s.opts.File.Read()
-	var sec secrets
+	doc, err = s.opts.File.Read()
 	if err == nil {
 		sec, err = parse(doc)
 	}
@@ -153,21 +205,28 @@ func (s *Store) checkFile(ctx context.Context) {
 		s.mu.Lock()
 		s.fileStamp = st // report a broken file once, not every tick
 		s.mu.Unlock()
-		return
+		return nil, sec, false, false, false
 	}
 	s.mu.Lock()
 	s.fileStamp = st
-	rotated := sec.gen != s.cur.gen
+	rotated = sec.gen != s.cur.gen
+	lists = !slices.Equal(sec.allowedOrigins, s.cur.allowedOrigins) || !slices.Equal(sec.allowedHosts, s.cur.allowedHosts)
 	if rotated {
 		s.cur = sec
 	} else {
 		s.cur.allowedOrigins = sec.allowedOrigins
+		s.cur.allowedHosts = sec.allowedHosts
 		s.cur.passwordHash = sec.passwordHash
 	}
 	s.mu.Unlock()
+	return doc, sec, rotated, lists, true
+}
+
+// applyReload tells the listeners and Redis what reloadFile found.
+func (s *Store) applyReload(ctx context.Context, doc *configfile.Doc, sec secrets, rotated, lists bool) {
 	switch {
 	case rotated:
-		s.opts.Log.InfoContext(ctx, "credentials_reloaded", "reason", "password rotated")
+		s.opts.Log.InfoContext(ctx, "credentials_reloaded", "reason", "signing keys replaced")
 		s.notify()
 		if s.opts.Redis != nil {
 			_ = s.syncRedis(ctx)
@@ -181,6 +240,9 @@ func (s *Store) checkFile(ctx context.Context) {
 		if tok, _ := doc.String(KeyAPIToken); tok != authtoken.APIToken(sec.tokenKey, s.Epochs().Bearer) {
 			s.persist()
 		}
+	case lists:
+		s.opts.Log.InfoContext(ctx, "config_reloaded", "reason", "allowed_origins or allowed_hosts changed")
+		s.notify()
 	}
 }
 

@@ -7,6 +7,7 @@ package proxy
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -31,6 +32,46 @@ type Meta struct {
 	// Headers are extra X-Svc-* headers from the routing decision (for
 	// example the terminal host a session was lost on).
 	Headers map[string]string
+	// Client, Host and Scheme are who sent the request and where to, as
+	// the gateway decided (a trusted proxy's X-Forwarded-* included); they
+	// go out as X-Forwarded-For, -Host and -Proto.
+	Client, Host, Scheme string
+	// BodyLimit bounds the request body streamed to the backend.
+	BodyLimit int
+}
+
+// LocalBodyDone is the fiber local set to true once the request body has
+// been read to its end (by the proxy or the gateway itself).
+const LocalBodyDone = "svc_body_done"
+
+// ErrBodyTooLarge is returned by HTTP when the client sent more than
+// Meta.BodyLimit (a chunked body, whose size was not declared).
+var ErrBodyTooLarge = &protocol.Error{Code: protocol.CodePayloadTooLarge, Message: "the request body is larger than the limit"}
+
+// requestBody streams the client's body to the backend, counting it.
+type requestBody struct {
+	r     io.Reader
+	limit int64
+	size  int64 // declared, -1 when chunked
+	n     int64
+	eof   bool
+	over  bool
+}
+
+func (b *requestBody) Read(p []byte) (int, error) {
+	if b.over {
+		return 0, ErrBodyTooLarge
+	}
+	n, err := b.r.Read(p)
+	b.n += int64(n)
+	if b.n > b.limit {
+		b.over = true
+		return 0, ErrBodyTooLarge
+	}
+	if errors.Is(err, io.EOF) || b.n == b.size {
+		b.eof = true
+	}
+	return n, err
 }
 
 // Proxy forwards requests to backends.
@@ -72,9 +113,10 @@ func New(secret internalauth.Secret, log *slog.Logger) *Proxy {
 func (p *Proxy) Tunnels() *Registry { return p.tunnels }
 
 // hopHeaders are connection-scoped and never forwarded (RFC 9110 §7.6.1).
+// Expect is answered by the gateway itself, never passed on.
 var hopHeaders = []string{
 	"Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization",
-	"Proxy-Connection", "Te", "Trailer", "Transfer-Encoding", "Upgrade",
+	"Proxy-Connection", "Te", "Trailer", "Transfer-Encoding", "Upgrade", "Expect",
 }
 
 // strippedRequestHeader reports whether a client header must not reach a
@@ -93,20 +135,20 @@ func (p *Proxy) setForwardHeaders(set func(k, v string), c *fiber.Ctx, m Meta) {
 	set(protocol.HeaderInternal, p.secret.Value())
 	set(protocol.HeaderAuthKind, m.AuthKind)
 	set(protocol.HeaderRequestID, m.RequestID)
-	set("X-Forwarded-For", c.Context().RemoteIP().String())
-	set("X-Forwarded-Host", string(c.Request().Host()))
-	set("X-Forwarded-Proto", c.Protocol())
+	set("X-Forwarded-For", m.Client)
+	set("X-Forwarded-Host", m.Host)
+	set("X-Forwarded-Proto", m.Scheme)
 	for k, v := range m.Headers {
 		set(k, v)
 	}
 }
 
 // requestURI is the path and query sent to the backend: the normalised
-// path the auth rules saw, and the query without tkn.
+// path the auth rules saw, escaped again, and the query without tkn.
 func requestURI(c *fiber.Ctx) []byte {
 	u := c.Request().URI()
 	var b bytes.Buffer
-	b.Write(u.Path())
+	writeEscapedPath(&b, u.Path())
 	q := u.QueryString()
 	if len(q) == 0 {
 		return b.Bytes()
@@ -120,9 +162,62 @@ func requestURI(c *fiber.Ctx) []byte {
 	}
 	if len(q) > 0 {
 		b.WriteByte('?')
-		b.Write(q)
+		writeEscapedQuery(&b, q)
 	}
 	return b.Bytes()
+}
+
+// HasControlByte reports whether a (decoded) path holds a byte that no
+// request line may carry: NUL, the C0 controls (CR, LF, TAB, ...) or DEL.
+func HasControlByte(path []byte) bool {
+	for _, ch := range path {
+		if ch < 0x20 || ch == 0x7f {
+			return true
+		}
+	}
+	return false
+}
+
+// writeEscapedPath writes a decoded path as a request-line path: bytes that
+// RFC 3986 allows in a path segment ("/" included) stay as they are, every
+// other byte is percent-encoded ("%" itself as %25, a space as %20, "?"
+// as %3F), so the backend decodes exactly the path the gateway checked and
+// nothing in it can end the request line or start a query.
+func writeEscapedPath(b *bytes.Buffer, path []byte) {
+	const hex = "0123456789ABCDEF"
+	for _, ch := range path {
+		if pathByteOK(ch) {
+			b.WriteByte(ch)
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte(hex[ch>>4])
+		b.WriteByte(hex[ch&0x0f])
+	}
+}
+
+// writeEscapedQuery writes a raw query string, percent-encoding the bytes
+// that cannot stand in a request line (controls, space, "#", non-ASCII)
+// and leaving the rest, escapes included, as the client sent them.
+func writeEscapedQuery(b *bytes.Buffer, q []byte) {
+	const hex = "0123456789ABCDEF"
+	for _, ch := range q {
+		if ch > 0x20 && ch < 0x7f && ch != '#' {
+			b.WriteByte(ch)
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte(hex[ch>>4])
+		b.WriteByte(hex[ch&0x0f])
+	}
+}
+
+func pathByteOK(ch byte) bool {
+	switch {
+	case 'a' <= ch && ch <= 'z', 'A' <= ch && ch <= 'Z', '0' <= ch && ch <= '9':
+		return true
+	}
+	return strings.IndexByte("-._~!$&'()*+,;=:@/", ch) >= 0
 }
 
 // HTTP forwards the request to target (host:port) and streams the answer.
@@ -151,10 +246,26 @@ func (p *Proxy) HTTP(c *fiber.Ctx, service, target string, m Meta) error {
 		req.Header.Del("Cookie")
 	}
 	p.setForwardHeaders(req.Header.Set, c, m)
-	req.SetBodyRaw(in.Body())
+	// The body is streamed as it arrives, never held whole.
+	var body *requestBody
+	if n := in.Header.ContentLength(); n != 0 && n != -2 { // -2: no body
+		if stream := c.Context().RequestBodyStream(); stream != nil {
+			body = &requestBody{r: stream, limit: int64(m.BodyLimit), size: int64(n)}
+			req.SetBodyStream(body, n)
+		} else {
+			req.SetBodyRaw(in.Body())
+		}
+	}
 
 	err := p.client.Do(req, resp)
 	fasthttp.ReleaseRequest(req)
+	if body == nil || body.eof {
+		c.Locals(LocalBodyDone, true)
+	}
+	if body != nil && body.over {
+		fasthttp.ReleaseResponse(resp)
+		return ErrBodyTooLarge
+	}
 	if err != nil {
 		fasthttp.ReleaseResponse(resp)
 		p.log.Warn("backend_unreachable", "backend", service, "err", err, "request_id", m.RequestID)

@@ -16,6 +16,7 @@ import (
 const (
 	localIdentity  = "svc_identity"
 	localRequestID = "svc_request_id"
+	localPeer      = "svc_peer"
 )
 
 // publicPaths are reachable without a credential, by exact path.
@@ -44,10 +45,29 @@ func IsPublic(path string) bool {
 // segments resolved, percent-escapes decoded, slashes collapsed), so that
 // the allowlist, the routes and the proxy all see the path that is
 // forwarded: /instance-icons/../api/info is /api/info everywhere.
+//
+// A normalised path that holds a control character (NUL, CR, LF, ...) is
+// refused with 400 before anything else sees it: decoded, such bytes could
+// split the request line the proxy writes to a backend. Everything else
+// that needs escaping (a space, "?", "#", "%") is re-escaped by the proxy.
+// Then the host the request names is checked against the host list (421),
+// and the trusted proxies' X-Forwarded-* applied (resolvePeer). Last, an
+// unread body is drained or the connection closed (finishBody).
 func (s *Server) headers(c *fiber.Ctx) error {
 	c.Path(string(c.Request().URI().Path()))
 	c.Locals(localRequestID, s.instanceRequestID())
-	err := c.Next()
+	// Deferred, so that a panic further in cannot leave an unread body on a
+	// kept-alive connection.
+	defer s.finishBody(c)
+	var err error
+	if proxy.HasControlByte(c.Request().URI().Path()) {
+		err = protocol.Errorf(protocol.CodeBadRequest, "the path holds a control character")
+	} else if v, perr := s.resolvePeer(c); perr != nil {
+		err = perr
+	} else {
+		c.Locals(localPeer, v)
+		err = c.Next()
+	}
 	h := &c.Response().Header
 	h.Set(fiber.HeaderXContentTypeOptions, "nosniff")
 	h.Set(fiber.HeaderReferrerPolicy, "no-referrer")
@@ -159,9 +179,10 @@ func (s *Server) originAllowed(c *fiber.Ctx) bool {
 	if o == "" && proxy.IsUpgrade(c) {
 		return false // browsers always send Origin on a WebSocket
 	}
+	v := view(c)
 	return s.origins.Load().Allowed(origin.Request{
-		Scheme:       c.Protocol(),
-		Host:         string(c.Request().Host()),
+		Scheme:       v.Scheme,
+		Host:         v.Host,
 		Origin:       o,
 		SecFetchSite: c.Get("Sec-Fetch-Site"),
 	})

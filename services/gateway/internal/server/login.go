@@ -1,6 +1,7 @@
 package server
 
 import (
+	"net/netip"
 	"strings"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/svc-code/svc-code/libs/svchttp"
 	"github.com/svc-code/svc-code/services/gateway/internal/credential"
 	"github.com/svc-code/svc-code/services/gateway/internal/proxy"
+	"github.com/svc-code/svc-code/services/gateway/internal/throttle"
 )
 
 const maxPasswordLen = 1024
@@ -41,8 +43,15 @@ func (s *Server) loginPage(c *fiber.Ctx) error {
 }
 
 // loginSubmit checks the password, sent as JSON {"password"} or as the
-// login form, with throttling per client address.
+// login form. In this order: a cross-site post is refused (403) before
+// anything else, so no web page can sign the user in or spend their
+// attempts; the body is parsed; the attempt is counted for its client
+// (throttle.Limiter: one at a time, waits after failures) before the slow
+// check runs.
 func (s *Server) loginSubmit(c *fiber.Ctx) error {
+	if !s.loginOriginAllowed(c) {
+		return &protocol.Error{Code: protocol.CodeOriginForbidden, Message: "a login must be posted from this server's own page"}
+	}
 	form := isForm(c)
 	var password, next string
 	switch {
@@ -67,26 +76,28 @@ func (s *Server) loginSubmit(c *fiber.Ctx) error {
 		return protocol.Errorf(protocol.CodeBadRequest, "password must be 1 to %d bytes", maxPasswordLen)
 	}
 
-	client := c.Context().RemoteIP().String()
-	if ok, wait := s.d.Limiter.Allow(client); !ok {
+	client := view(c).Client
+	key := clientKey(client)
+	if refusal, wait := s.d.Limiter.Begin(key); refusal != throttle.Allowed {
+		if refusal == throttle.Waiting {
+			s.d.Log.Warn("login_throttled", "client", client.String(), "wait", wait.String())
+		}
 		return s.throttled(c, form, next, wait)
 	}
 	s.verify <- struct{}{}
 	ok, err := s.d.Store.CheckPassword(password)
 	<-s.verify
+	s.d.Limiter.Finish(key, ok && err == nil)
 	if err != nil {
 		return err
 	}
 	if !ok {
-		if wait := s.d.Limiter.Fail(client); wait > 0 {
-			s.d.Log.Warn("login_throttled", "client", client, "wait", wait.String())
-		}
+		s.d.Log.Warn("login_failed", "client", client.String())
 		if form {
 			return s.renderLogin(c, fiber.StatusUnauthorized, loginView{Next: next, Error: "Wrong password."})
 		}
 		return &protocol.Error{Code: protocol.CodeInvalidPassword, Message: "wrong password"}
 	}
-	s.d.Limiter.Succeed(client)
 	value, ttl, err := s.d.Store.IssueCookie()
 	if err != nil {
 		return err
@@ -98,14 +109,35 @@ func (s *Server) loginSubmit(c *fiber.Ctx) error {
 		MaxAge:   int(ttl / time.Second),
 		Expires:  time.Now().Add(ttl),
 		HTTPOnly: true,
-		Secure:   c.Protocol() == "https",
+		Secure:   view(c).Scheme == "https",
 		SameSite: fiber.CookieSameSiteLaxMode,
 	})
-	s.d.Log.Info("login_succeeded", "client", client)
+	s.d.Log.Info("login_succeeded", "client", client.String())
 	if form {
 		return c.Redirect(next, fiber.StatusSeeOther)
 	}
 	return c.JSON(fiber.Map{"ok": true})
+}
+
+// loginOriginAllowed applies the Origin gate to a login post. A browser
+// always sends Origin (or at least Sec-Fetch-Site) with a POST, so a
+// request with neither comes from a program (curl, a script), which no web
+// page can drive; it passes. Anything a browser sends must pass the gate.
+func (s *Server) loginOriginAllowed(c *fiber.Ctx) bool {
+	if c.Get(fiber.HeaderOrigin) == "" && c.Get("Sec-Fetch-Site") == "" {
+		return true
+	}
+	return s.originAllowed(c)
+}
+
+// clientKey is the throttle's key for a client address: the address
+// itself for IPv4, its /64 for IPv6 (one host usually holds a whole /64).
+func clientKey(a netip.Addr) string {
+	if a.Is6() && !a.Is4In6() {
+		p, _ := a.Prefix(64)
+		return p.String()
+	}
+	return a.String()
 }
 
 func (s *Server) throttled(c *fiber.Ctx, form bool, next string, wait time.Duration) error {
@@ -126,7 +158,7 @@ func (s *Server) logout(c *fiber.Ctx) error {
 		MaxAge:   -1,
 		Expires:  time.Unix(0, 0),
 		HTTPOnly: true,
-		Secure:   c.Protocol() == "https",
+		Secure:   view(c).Scheme == "https",
 		SameSite: fiber.CookieSameSiteLaxMode,
 	})
 	if isForm(c) || strings.Contains(c.Get(fiber.HeaderAccept), "text/html") && !isJSON(c) {

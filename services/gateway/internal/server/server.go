@@ -8,6 +8,7 @@ import (
 	"errors"
 	"html/template"
 	"log/slog"
+	"net/netip"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/svc-code/svc-code/libs/termhosts"
 	"github.com/svc-code/svc-code/services/gateway/internal/credential"
 	"github.com/svc-code/svc-code/services/gateway/internal/origin"
+	"github.com/svc-code/svc-code/services/gateway/internal/peer"
 	"github.com/svc-code/svc-code/services/gateway/internal/proxy"
 	"github.com/svc-code/svc-code/services/gateway/internal/route"
 	"github.com/svc-code/svc-code/services/gateway/internal/throttle"
@@ -42,6 +44,10 @@ type Deps struct {
 	// Terminals is the terminal host registry; nil routes every terminal
 	// request to Backends["terminal"].
 	Terminals *termhosts.Registry
+	// Hosts are the host names answered besides the config file's
+	// allowed_hosts; Proxies are the trusted proxies.
+	Hosts   []string
+	Proxies []netip.Prefix
 }
 
 // Server is the gateway's fiber application.
@@ -50,6 +56,7 @@ type Server struct {
 	app     *fiber.App
 	login   *template.Template
 	origins atomic.Pointer[origin.Checker]
+	peers   atomic.Pointer[peer.Policy]
 	reqSeq  atomic.Uint64
 	verify  chan struct{} // bounds concurrent password hashing
 }
@@ -75,21 +82,28 @@ func New(d Deps) (*Server, error) {
 	})
 
 	s.app = fiber.New(fiber.Config{
-		AppName:               "svc-code gateway",
-		ErrorHandler:          s.errorHandler,
-		BodyLimit:             d.BodyLimit,
-		CaseSensitive:         true,
-		StrictRouting:         true,
-		DisableStartupMessage: true,
-		ReadTimeout:           2 * time.Minute,
-		IdleTimeout:           2 * time.Minute,
-		ReadBufferSize:        16 << 10,
+		AppName:      "svc-code gateway",
+		ErrorHandler: s.errorHandler,
+		// Bodies are streamed: the handlers run on the headers, so the
+		// credential is checked before any body is read (bodyGate,
+		// finishBody); BodyLimit then only bounds what fasthttp reads
+		// ahead.
+		StreamRequestBody:            true,
+		DisablePreParseMultipartForm: true,
+		BodyLimit:                    d.BodyLimit,
+		CaseSensitive:                true,
+		StrictRouting:                true,
+		DisableStartupMessage:        true,
+		ReadTimeout:                  2 * time.Minute,
+		IdleTimeout:                  2 * time.Minute,
+		ReadBufferSize:               16 << 10,
 	})
 	s.app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: func(c *fiber.Ctx, e any) {
 		d.Log.Error("handler_panic", "panic", e, "path", c.Path())
 	}}))
 	s.app.Use(s.headers)
 	s.app.Use(s.authenticate)
+	s.app.Use(s.bodyGate)
 
 	s.app.Get("/health", s.health)
 	s.app.Get("/login", s.loginPage)
@@ -105,6 +119,7 @@ func New(d Deps) (*Server, error) {
 func (s *Server) App() *fiber.App { return s.app }
 
 func (s *Server) reloadOrigins() {
+	s.peers.Store(peer.NewPolicy(append(append([]string{}, s.d.Hosts...), s.d.Store.AllowedHosts()...), s.d.Proxies))
 	c, bad := origin.NewChecker(s.d.Store.AllowedOrigins())
 	for _, b := range bad {
 		s.d.Log.Warn("allowed_origin_ignored", "origin", b, "reason", "not a scheme://host[:port] origin")
@@ -165,10 +180,15 @@ func (s *Server) dispatch(c *fiber.Ctx) error {
 		return &protocol.Error{Code: protocol.CodeUnavailable, Message: "the " + svc + " service is not configured", Status: fiber.StatusBadGateway}
 	}
 	id, _ := c.Locals(localIdentity).(credential.Identity)
-	m := proxy.Meta{AuthKind: string(id.Kind), RequestID: requestID(c), Headers: headers}
+	v := view(c)
+	m := proxy.Meta{AuthKind: string(id.Kind), RequestID: requestID(c), Headers: headers, Client: v.Client.String(), Host: v.Host, Scheme: v.Scheme}
 	if proxy.IsUpgrade(c) {
+		if bodyLength(c) != 0 {
+			return protocol.Errorf(protocol.CodeBadRequest, "a WebSocket upgrade has no body")
+		}
 		return s.d.Proxy.WebSocket(c, svc, target, m, id)
 	}
+	m.BodyLimit = s.d.BodyLimit
 	return s.d.Proxy.HTTP(c, svc, target, m)
 }
 

@@ -6,45 +6,99 @@ import (
 	"time"
 )
 
-func TestDelaysDoubleAfterFreeFailures(t *testing.T) {
-	now := time.Unix(0, 0)
+func newAt(now *time.Time) *Limiter {
 	l := New()
-	l.Now = func() time.Time { return now }
-	for i := range 5 {
-		if d := l.Fail("a"); d != 0 {
-			t.Fatalf("failure %d: delay %v, want none", i+1, d)
-		}
+	l.Now = func() time.Time { return *now }
+	return l
+}
+
+func fail(t *testing.T, l *Limiter, key string) {
+	t.Helper()
+	if r, w := l.Begin(key); r != Allowed {
+		t.Fatalf("Begin(%s) refused: %v %v", key, r, w)
+	}
+	l.Finish(key, false)
+}
+
+func TestWaitsDoubleAfterFreeFailures(t *testing.T) {
+	now := time.Unix(0, 0)
+	l := newAt(&now)
+	for range DefaultFree {
+		fail(t, l, "a")
 	}
 	want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second}
 	for i, w := range want {
-		if d := l.Fail("a"); d != w {
-			t.Fatalf("failure %d: delay %v, want %v", 6+i, d, w)
+		fail(t, l, "a")
+		if r, wait := l.Begin("a"); r != Waiting || wait != w {
+			t.Fatalf("after failure %d: Begin = %v %v, want waiting %v", DefaultFree+1+i, r, wait, w)
 		}
+		if r, _ := l.Begin("b"); r != Allowed {
+			t.Fatal("another client is blocked too")
+		}
+		l.Finish("b", true)
+		now = now.Add(w)
 	}
-	if ok, wait := l.Allow("a"); ok || wait != 4*time.Second {
-		t.Errorf("Allow = %v %v, want blocked for 4s", ok, wait)
+	if r, _ := l.Begin("a"); r != Allowed {
+		t.Fatal("still blocked after the wait")
 	}
-	if ok, _ := l.Allow("b"); !ok {
-		t.Error("another client is blocked too")
-	}
-	now = now.Add(4 * time.Second)
-	if ok, _ := l.Allow("a"); !ok {
-		t.Error("still blocked after the delay")
-	}
-	l.Succeed("a")
-	if d := l.Fail("a"); d != 0 {
-		t.Errorf("after success the count did not reset: delay %v", d)
+	l.Finish("a", true)
+	if r, _ := l.Begin("a"); r != Allowed {
+		t.Error("a success did not clear the record")
 	}
 }
 
-func TestDelayCapped(t *testing.T) {
-	l := New()
-	var d time.Duration
-	for range 100 {
-		d = l.Fail("a")
+func TestCountedBeforeTheCheck(t *testing.T) {
+	now := time.Unix(0, 0)
+	l := newAt(&now)
+	if r, _ := l.Begin("a"); r != Allowed {
+		t.Fatal("first attempt refused")
 	}
-	if d != l.Max {
-		t.Errorf("delay = %v, want cap %v", d, l.Max)
+	// While the first attempt is being checked, others are refused.
+	for range 39 {
+		if r, _ := l.Begin("a"); r != InFlight {
+			t.Fatalf("a parallel attempt was allowed: %v", r)
+		}
+	}
+	l.Finish("a", false)
+	if got := l.clients["a"].failures; got != 1 {
+		t.Errorf("failures = %d, want 1 (refused attempts are not counted)", got)
+	}
+}
+
+func TestRefusedAttemptsDoNotExtendTheWait(t *testing.T) {
+	now := time.Unix(0, 0)
+	l := newAt(&now)
+	for range DefaultFree + 1 {
+		fail(t, l, "a")
+	}
+	for range 100 {
+		now = now.Add(5 * time.Millisecond)
+		_, _ = l.Begin("a")
+	}
+	now = now.Add(time.Second)
+	if r, w := l.Begin("a"); r != Allowed {
+		t.Errorf("still refused %v after hammering: %v", w, r)
+	}
+}
+
+// TestWaitBounded is the documented promise: whatever happened before, the
+// next attempt waits at most Max.
+func TestWaitBounded(t *testing.T) {
+	now := time.Unix(0, 0)
+	l := newAt(&now)
+	for range 1000 {
+		r, w := l.Begin("a")
+		if r == Allowed {
+			l.Finish("a", false)
+			continue
+		}
+		if w > DefaultMax {
+			t.Fatalf("wait %v beyond the bound %v", w, DefaultMax)
+		}
+		now = now.Add(w)
+	}
+	if l.clients["a"].failures < 100 {
+		t.Errorf("only %d failures checked", l.clients["a"].failures)
 	}
 }
 
@@ -52,7 +106,10 @@ func TestBoundedMemory(t *testing.T) {
 	l := New()
 	l.MaxClients = 10
 	for i := range 100 {
-		l.Fail(fmt.Sprint(i))
+		k := fmt.Sprint(i)
+		if r, _ := l.Begin(k); r == Allowed {
+			l.Finish(k, false)
+		}
 	}
 	if n := len(l.clients); n > 10 {
 		t.Errorf("%d clients tracked, want ≤ 10", n)

@@ -74,8 +74,8 @@ type Config struct {
 	// Home is where a session with no working directory starts, and the
 	// connected frame's home.
 	Home string
-	// ShellEnv, when set, replaces the environment shells get (by default
-	// the service's own minus its secrets).
+	// ShellEnv, when set, replaces the service's environment as the base
+	// of the shells' (filtered by libs/childenv either way).
 	ShellEnv []string
 
 	Scrollback   int // bytes per terminal

@@ -9,7 +9,6 @@ import (
 	"os"
 
 	"github.com/svc-code/svc-code/libs/redisx"
-	"github.com/svc-code/svc-code/libs/svcenv"
 	"github.com/svc-code/svc-code/libs/svchttp"
 	"github.com/svc-code/svc-code/libs/termhosts"
 	"github.com/svc-code/svc-code/services/terminal/internal/announce"
@@ -54,7 +53,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 
 	env := cfg.ShellEnv
 	if env == nil {
-		env = svcenv.WithoutServerOnly(os.Environ())
+		env = os.Environ() // pty and shellexec filter it (libs/childenv)
 	}
 	mgr := terminals.NewManager(terminals.Config{
 		Shell: cfg.Shell, ShellArgs: cfg.ShellArgs, Env: env, Scrollback: cfg.Scrollback,

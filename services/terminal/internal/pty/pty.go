@@ -18,6 +18,7 @@ import (
 	creackpty "github.com/creack/pty"
 	"golang.org/x/sys/unix"
 
+	"github.com/svc-code/svc-code/libs/childenv"
 	"github.com/svc-code/svc-code/services/terminal/internal/procs"
 )
 
@@ -26,7 +27,9 @@ type Options struct {
 	Path string   // the shell's executable
 	Args []string // arguments after argv[0]
 	Dir  string   // working directory
-	Env  []string // the full environment
+	// Env is the environment, filtered by childenv (nil: the service's
+	// own, filtered).
+	Env  []string
 	Rows uint16
 	Cols uint16
 }
@@ -51,7 +54,7 @@ func Start(o Options) (*PTY, error) {
 	}
 	cmd := exec.Command(o.Path, o.Args...) //nolint:gosec,noctx // running the configured shell is what a terminal is for; its life ends with its session (Hangup), not a context
 	cmd.Dir = o.Dir
-	cmd.Env = o.Env
+	cmd.Env = childEnv(o.Env)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
 	// A session of its own, with the terminal as its controlling terminal
 	// (child fd 0): job control works, and ending the session ends all.
@@ -66,6 +69,15 @@ func Start(o Options) (*PTY, error) {
 	}
 	p.cmd = cmd
 	return p, nil
+}
+
+// childEnv is env, or the service's environment when env is nil, without
+// the variables a user's program never gets (libs/childenv).
+func childEnv(env []string) []string {
+	if env == nil {
+		env = os.Environ()
+	}
+	return childenv.Filter(env)
 }
 
 // open opens a new pseudo-terminal pair and returns the master as a fresh

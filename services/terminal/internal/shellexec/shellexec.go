@@ -9,11 +9,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/svc-code/svc-code/libs/childenv"
 	"github.com/svc-code/svc-code/services/terminal/internal/procs"
 )
 
@@ -26,7 +28,8 @@ const waitDelay = 500 * time.Millisecond
 type Runner struct {
 	// Shell runs the command as Shell -c command.
 	Shell string
-	// Env is the command's environment.
+	// Env is the command's environment, filtered by childenv (nil: the
+	// service's own, filtered).
 	Env []string
 	// OutputLimit caps each of stdout and stderr, in bytes.
 	OutputLimit int
@@ -60,7 +63,11 @@ func (r *Runner) Run(ctx context.Context, req Request) (Result, error) {
 	stdout, stderr := &capped{limit: r.OutputLimit}, &capped{limit: r.OutputLimit}
 	cmd := exec.Command(r.Shell, "-c", req.Command) //nolint:gosec,noctx // running the user's command in the user's shell is what /api/exec is for; Run ends its whole session on ctx or timeout (CommandContext would kill the shell alone)
 	cmd.Dir = req.Dir
-	cmd.Env = r.Env
+	env := r.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	cmd.Env = childenv.Filter(env)
 	cmd.Stdout, cmd.Stderr = stdout, stderr // stdin stays nil: /dev/null
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	cmd.WaitDelay = waitDelay

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/svc-code/svc-code/libs/childenv"
 	"github.com/svc-code/svc-code/services/chat/internal/agent"
 )
 
@@ -83,7 +84,9 @@ func spawn(ctx context.Context, p *Provider, program string, l Launch) (*process
 		}
 	}
 	cmd.Dir = p.cfg.Cwd
-	cmd.Env = Env(agent.ServerEnv(), p.cfg.Env, l.PermissionMode, p.euid())
+	// The server's environment without its own variables (libs/childenv):
+	// an agent runs shell commands a prompt, or a file it reads, can steer.
+	cmd.Env = childenv.Filter(Env(os.Environ(), p.cfg.Env, l.PermissionMode, p.euid()))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 
 	// Our own pipes (*os.File on both sides): no copying goroutines inside

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/svc-code/svc-code/libs/childenv"
 	"github.com/svc-code/svc-code/services/chat/internal/agent"
 )
 
@@ -110,7 +111,9 @@ func spawn(ctx context.Context, p *Provider, num int, l launch) (*process, error
 	}
 	cmd := exec.CommandContext(context.WithoutCancel(ctx), path, l.Args...)
 	cmd.Dir = p.cfg.Cwd
-	cmd.Env = append(agent.ServerEnv(), p.cfg.Env...)
+	// The server's environment without its own variables (libs/childenv):
+	// an agent runs shell commands a prompt, or a file it reads, can steer.
+	cmd.Env = childenv.Filter(append(os.Environ(), p.cfg.Env...))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	inR, inW, err := os.Pipe()
 	if err != nil {

@@ -1,0 +1,3 @@
+module github.com/svc-code/svc-code/deploy/e2e
+
+go 1.26.0
