@@ -368,7 +368,7 @@ function Pending({ live }: { live: LiveSession }) {
           <PermissionCard
             p={p}
             h={{
-              allow: (updated, suggestion_index) => live.answer(p.req.request_id, { behavior: "allow", ...(updated !== undefined ? { updated_input: updated } : {}), ...(suggestion_index !== undefined ? { suggestion_index } : {}) }),
+              allow: (updated, suggestion_index) => live.answer(p.req.request_id, { behavior: "allow", ...(updated !== undefined ? { updated_input: updated as Record<string, unknown> } : {}), ...(suggestion_index !== undefined ? { suggestion_index } : {}) }),
               deny: (reason) => live.answer(p.req.request_id, { behavior: "deny", ...(reason.trim() ? { message: reason.trim() } : {}) }),
               answers: (a) => live.toolAnswer(p.req.request_id, a),
             }}
