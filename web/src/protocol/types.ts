@@ -1,7 +1,10 @@
-// The shapes of the API the app uses, as docs/api.md and the UI contract
-// describe them. h16-server generates types.gen.ts from libs/protocol; these
-// hand-written types are the subset the app relies on, kept narrow on purpose
-// (every field the app reads, optional where the server may omit it).
+// The shapes of the API the app uses. The frames and client messages are the
+// generated types of libs/protocol (types.gen.ts, never edited by hand). The
+// records below are the app's views where it merges two sources (a sidebar
+// entry comes from the events socket or from /api/welcome); the checks at the
+// end make the build fail when a generated type stops fitting them.
+
+import type * as G from "./types.gen";
 
 export type PermissionMode = "default" | "acceptEdits" | "bypassPermissions" | "plan";
 export const PERMISSION_MODES: PermissionMode[] = ["default", "acceptEdits", "bypassPermissions", "plan"];
@@ -32,7 +35,7 @@ export interface SessionSummary {
   cwd: string;
   provider: string;
   provider_locked?: boolean;
-  permission_mode?: PermissionMode;
+  permission_mode?: string;
   agent_running?: boolean;
   is_compacting?: boolean;
   archived?: boolean;
@@ -57,10 +60,7 @@ export interface Provider {
   permission_modes: PermissionMode[];
 }
 
-export interface ImageBlock {
-  type: "image";
-  source: { type: "base64"; media_type: string; data: string };
-}
+export type ImageBlock = G.ImageBlock;
 
 export interface Suggestion {
   type?: string;
@@ -72,32 +72,10 @@ export interface Suggestion {
   [k: string]: unknown;
 }
 
-export interface PermissionRequestFrame {
-  type: "permission_request";
-  session_id?: string;
-  request_id: string;
-  tool_name: string;
-  input: Record<string, unknown>;
-  suggestions?: Suggestion[];
-  replay?: boolean;
-}
+export type PermissionRequestFrame = G.PermissionRequestFrame;
+export type PermissionResolvedFrame = G.PermissionResolvedFrame;
 
-export interface PermissionResolvedFrame {
-  type: "permission_resolved";
-  session_id?: string;
-  request_id: string;
-  behavior: string;
-  ok: boolean;
-  reason?: string;
-  answered_by?: string;
-}
-
-export interface QueueItem {
-  queue_id: string;
-  content: string;
-  images?: ImageBlock[];
-  created_at?: string;
-}
+export type QueueItem = G.QueuedPrompt;
 
 export interface StoredMessage {
   sid: string;
@@ -109,67 +87,27 @@ export interface StoredMessage {
 }
 
 /** Frames of /chat, server to client. */
-export type ChatFrame =
-  | ({ type: "connected" } & ConnectedFrame)
-  | { type: "agent_message"; data: any; line: number }
-  | { type: "message_stored"; message: { role: "user"; content: string; images?: ImageBlock[] }; line: number }
-  | { type: "user_message_stored"; promptId: string; isFavorite: boolean }
-  | { type: "user_message_queued"; queue_id: string }
-  | { type: "raw_output"; line: string }
-  | { type: "stderr"; line: string }
-  | PermissionRequestFrame
-  | PermissionResolvedFrame
-  | { type: "session_cleared"; session_id: string; archived_session_id: string }
-  | { type: "stopped"; outcome: "idle" | "acknowledged" | "forced" }
-  | { type: "permission_mode_changed"; mode: PermissionMode; applied: "live" | "next_turn" }
-  | { type: "compact_progress"; phase?: string; result?: string; trigger?: string; is_compacting: boolean; heartbeat?: boolean; elapsed_ms?: number; silent_ms?: number }
-  | { type: "session_ended"; reason: string; cause: string; exit_code?: number }
-  | { type: "error"; message: string }
-  | { type: "queue"; items: QueueItem[] }
-  | { type: "gap"; from_line?: number; to_line?: number; after_line?: number; message?: string }
-  | { type: "pong" };
-
-export interface ConnectedFrame {
-  session_id: string;
-  cwd: string;
-  home?: string;
-  is_reconnect: boolean;
-  agent_running: boolean;
-  is_compacting: boolean;
-  provider: string;
-  provider_display_name?: string;
-  provider_caps?: { live_controls: boolean; images: boolean; resume: boolean };
-  provider_locked: boolean;
-  permission_mode: PermissionMode;
-  queue?: QueueItem[];
-}
-
+export type ChatFrame = G.ChatFrame;
+export type ConnectedFrame = G.ConnectedFrame;
 /** Client messages of /chat. */
-export type ClientMessage =
-  | { type: "user_message"; content: string; images?: ImageBlock[]; client_id?: string }
-  | { type: "ping" }
-  | { type: "stop" }
-  | { type: "set_permission_mode"; mode: PermissionMode }
-  | { type: "permission_response"; request_id: string; behavior: "allow" | "deny"; updated_input?: unknown; suggestion_index?: number; message?: string; answered_by?: string }
-  | { type: "tool_answer"; request_id: string; answers: Record<string, string>; answered_by?: string }
-  | { type: "clear_session" }
-  | { type: "cancel_queued"; queue_id: string }
-  | { type: "send_now"; queue_id: string };
+export type ClientMessage = G.ChatClientMessage;
 
 /** Frames of the events socket (/api/events). */
-export type EventFrame =
-  | { type: "snapshot"; sessions: SessionSummary[]; pending: PendingPermission[] }
-  | { type: "session"; session: SessionSummary }
-  | { type: "session_deleted"; session_id: string }
-  | (PermissionRequestFrame & { session_id: string })
-  | (PermissionResolvedFrame & { session_id: string })
-  | { type: "pong" }
-  | { type: "heartbeat" };
+export type EventFrame = G.EventFrame;
 
 export interface PendingPermission {
   session_id: string;
   request_id: string;
   tool_name: string;
   input: Record<string, unknown>;
-  suggestions?: Suggestion[];
+  suggestions?: unknown[];
 }
+
+// The generated records must fit the app's views (a compile error otherwise).
+type Fits<T extends U, U> = T;
+export type _checks = [
+  Fits<G.SessionSummary, SessionSummary>,
+  Fits<G.PendingPermission, PendingPermission>,
+  Fits<G.LogMessage, StoredMessage>,
+  Fits<G.Provider, Omit<Provider, "permission_modes"> & { permission_modes: string[] }>,
+];

@@ -10,7 +10,7 @@
 // a tool result or a streamed delta changes the one signal of its block.
 
 import { batch, signal, type Signal } from "@preact/signals";
-import type { ChatFrame, ImageBlock, PermissionMode, QueueItem, StoredMessage } from "../protocol/types";
+import type { ChatFrame, ImageBlock, QueueItem, StoredMessage } from "../protocol/types";
 import { PermissionBook } from "./permissions";
 
 export const PAGE = 50;
@@ -75,7 +75,7 @@ export class SessionStore {
   readonly isCompacting = signal(false);
   readonly stopOutcome = signal<string | null>(null);
   readonly heartbeat = signal<string | null>(null);
-  readonly mode = signal<PermissionMode>("default");
+  readonly mode = signal<string>("default");
   readonly modeApplied = signal<"live" | "next_turn" | null>(null);
   readonly provider = signal("");
   readonly providerName = signal("");
@@ -163,18 +163,21 @@ export class SessionStore {
         return true;
       case "message_stored":
         this.closeText();
-        if (f.message && (f.message as any).role === "user") {
+        if (f.message && f.message.role === "user") {
           this.push({ kind: "user", key: this.key(), line: f.line, text: f.message.content ?? "", images: f.message.images ?? [], raw: f.message });
           // A prompt stored starts (or queues behind) a turn.
           this.agentRunning.value = true;
           this.stopOutcome.value = null;
           this.ended.value = null;
+        } else if (f.message && f.message.role === "notice") {
+          // A server notice (a queued prompt that could not be sent, ...).
+          this.push({ kind: "notice", key: this.key(), line: f.line, tone: "error", label: "notice", text: f.message.content, raw: f.message });
         } else {
           this.push({ kind: "json", key: this.key(), line: f.line, label: "notice", value: f.message, raw: f.message });
         }
         return true;
       case "agent_message":
-        this.agent(f.data, f.line);
+        this.agent(f.data, f.line ?? 0);
         return true;
       case "user_message_stored":
       case "user_message_queued":
@@ -234,11 +237,6 @@ export class SessionStore {
       case "queue":
         this.queue.value = f.items ?? [];
         return true;
-      case "gap": {
-        const from = f.from_line ?? (f.after_line ?? this.lastLine) + 1;
-        this.push({ kind: "gap", key: this.key(), line: 0, from, to: f.to_line ?? from, text: f.message });
-        return true;
-      }
       case "pong":
         this.perms.endResync();
         return true;

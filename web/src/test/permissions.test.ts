@@ -1,4 +1,7 @@
 import { describe, expect, it } from "vitest";
+import type { ChatFrame, ConnectedFrame } from "../protocol/types";
+
+const connected = (f: Partial<ConnectedFrame>): ChatFrame => ({ type: "connected", session_id: "S", cwd: "/", home: "/", workspace: "/", is_reconnect: false, agent_running: false, is_compacting: false, provider: "agent-sdk", provider_display_name: "Claude Code", provider_caps: { live_controls: true, images: true, resume: true }, provider_locked: false, permission_mode: "default", queue: [], ...f }) as ChatFrame;
 import { outcomeText, PermissionBook } from "../state/permissions";
 import { SessionStore } from "../state/session";
 import { editableInput, parseEdited, suggestionLabel } from "../ui/Permission";
@@ -54,7 +57,7 @@ describe("permission state", () => {
     const s = new SessionStore("S");
     s.apply(req("gone"));
     s.apply(req("still"));
-    s.apply({ type: "connected", session_id: "S", cwd: "/", is_reconnect: true, agent_running: true, is_compacting: false, provider: "agent-sdk", provider_locked: true, permission_mode: "default" });
+    s.apply(connected({ session_id: "S", cwd: "/", is_reconnect: true, agent_running: true, is_compacting: false, provider: "agent-sdk", provider_locked: true, permission_mode: "default" }));
     s.apply({ ...req("still"), replay: true });
     s.apply({ type: "pong" });
     expect(s.perms.pending().map((p) => p.req.request_id)).toEqual(["still"]);

@@ -1,4 +1,7 @@
 import { describe, expect, it } from "vitest";
+import type { ChatFrame, ConnectedFrame } from "../protocol/types";
+
+const connected = (f: Partial<ConnectedFrame>): ChatFrame => ({ type: "connected", session_id: "S", cwd: "/", home: "/", workspace: "/", is_reconnect: false, agent_running: false, is_compacting: false, provider: "agent-sdk", provider_display_name: "Claude Code", provider_caps: { live_controls: true, images: true, resume: true }, provider_locked: false, permission_mode: "default", queue: [], ...f }) as ChatFrame;
 import { frameOf, SessionStore } from "../state/session";
 
 const ID = "K7QZ3XH2M4A5B6C7D2E3F4G5H6";
@@ -8,7 +11,7 @@ const assistant = (line: number, content: any[]) => ({ type: "agent_message" as 
 describe("SessionStore: the frame reducer", () => {
   it("turns a turn's frames into blocks and pairs a tool call with its result", () => {
     const s = new SessionStore(ID);
-    s.apply({ type: "connected", session_id: ID, cwd: "/p", is_reconnect: false, agent_running: false, is_compacting: false, provider: "agent-sdk", provider_locked: false, permission_mode: "default" });
+    s.apply(connected({ session_id: ID, cwd: "/p", is_reconnect: false, agent_running: false, is_compacting: false, provider: "agent-sdk", provider_locked: false, permission_mode: "default" }));
     s.apply(prompt(1, "list files"));
     expect(s.agentRunning.value).toBe(true);
     s.apply({ type: "agent_message", line: 2, data: { type: "system", subtype: "init" } });
@@ -133,7 +136,7 @@ describe("SessionStore: the frame reducer", () => {
 
   it("takes the prompt queue from connected and queue frames", () => {
     const s = new SessionStore(ID);
-    s.apply({ type: "connected", session_id: ID, cwd: "/p", is_reconnect: true, agent_running: true, is_compacting: false, provider: "agent-sdk", provider_locked: true, permission_mode: "plan", queue: [{ queue_id: "q1", content: "next" }] });
+    s.apply(connected({ session_id: ID, cwd: "/p", is_reconnect: true, agent_running: true, is_compacting: false, provider: "agent-sdk", provider_locked: true, permission_mode: "plan", queue: [{ queue_id: "q1", content: "next", created_at: "2026-11-27T00:00:00Z" }] }));
     expect(s.queue.value.map((q) => q.queue_id)).toEqual(["q1"]);
     expect(s.mode.value).toBe("plan");
     s.apply({ type: "queue", items: [] });

@@ -2,10 +2,12 @@
 // switch), the sidebar (a drawer on phones, hidden not unmounted), and the
 // open view.
 
-import { useEffect } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { post } from "../lib/api";
 import { baseName } from "../lib/format";
 import { drawerOpen, inboxOpen, navigate, pendingAll, pendingCount, route, sessions, theme } from "../state/app";
+import type { PendingPermission, SessionSummary } from "../protocol/types";
+import { answerRemote } from "../state/remote";
 import { SessionView } from "./Conversation";
 import { NewSession } from "./NewSession";
 import { PermInput } from "./Permission";
@@ -88,30 +90,55 @@ function Inbox() {
       </div>
       {items.length === 0 && <p class="muted pad">Nothing waiting for you.</p>}
       <ul class="plain">
-        {items.map((p) => {
-          const s = byId.get(p.session_id);
-          return (
-            <li key={p.session_id + p.request_id} class="inboxitem">
-              <div>
-                <strong>{p.tool_name}</strong> in <span>{s?.title || "Untitled session"}</span> <span class="muted">({baseName(s?.cwd ?? "")})</span>
-              </div>
-              <PermInput tool={p.tool_name} input={p.input} />
-              <a
-                class="button"
-                href={`/s/${p.session_id}`}
-                onClick={(e) => {
-                  e.preventDefault();
-                  inboxOpen.value = false;
-                  navigate(`/s/${p.session_id}`);
-                }}
-              >
-                Open to answer
-              </a>
-            </li>
-          );
-        })}
+        {items.map((p) => (
+          <InboxItem key={p.session_id + p.request_id} p={p} s={byId.get(p.session_id)} />
+        ))}
       </ul>
     </div>
+  );
+}
+
+function InboxItem({ p, s }: { p: PendingPermission; s?: SessionSummary }) {
+  const [busy, setBusy] = useState(false);
+  const [msg, setMsg] = useState<string | null>(null);
+  const here = route.value.session === p.session_id;
+  const open = () => {
+    inboxOpen.value = false;
+    navigate(`/s/${p.session_id}`);
+  };
+  const answer = async (behavior: "allow" | "deny") => {
+    setBusy(true);
+    const r = await answerRemote(p.session_id, s?.last_line ?? 0, { type: "permission_response", request_id: p.request_id, behavior });
+    setBusy(false);
+    setMsg(r.ok ? (behavior === "allow" ? "Allowed" : "Denied") : `Not answered: ${r.reason}`);
+  };
+  return (
+    <li class="inboxitem">
+      <div>
+        <strong>{p.tool_name}</strong> in <span>{s?.title || "Untitled session"}</span> <span class="muted">({baseName(s?.cwd ?? "")})</span>
+      </div>
+      <PermInput tool={p.tool_name} input={p.input} />
+      {msg && <p role="status">{msg}</p>}
+      <div class="row">
+        {here ? (
+          <button type="button" onClick={() => (inboxOpen.value = false)}>
+            Answer on its card
+          </button>
+        ) : (
+          <>
+            <button type="button" class="primary" disabled={busy} onClick={() => answer("allow")}>
+              Allow here
+            </button>
+            <button type="button" class="danger" disabled={busy} onClick={() => answer("deny")}>
+              Deny here
+            </button>
+            <a class="button" href={`/s/${p.session_id}`} onClick={(e) => (e.preventDefault(), open())}>
+              Open to edit or answer
+            </a>
+          </>
+        )}
+      </div>
+    </li>
   );
 }
 

@@ -368,7 +368,7 @@ function Pending({ live }: { live: LiveSession }) {
           <PermissionCard
             p={p}
             h={{
-              allow: (updated, suggestion_index) => live.answer(p.req.request_id, { behavior: "allow", ...(updated !== undefined ? { updated_input: updated } : {}), ...(suggestion_index !== undefined ? { suggestion_index } : {}) }),
+              allow: (updated, suggestion_index) => live.answer(p.req.request_id, { behavior: "allow", ...(updated !== undefined ? { updated_input: updated as Record<string, unknown> } : {}), ...(suggestion_index !== undefined ? { suggestion_index } : {}) }),
               deny: (reason) => live.answer(p.req.request_id, { behavior: "deny", ...(reason.trim() ? { message: reason.trim() } : {}) }),
               answers: (a) => live.toolAnswer(p.req.request_id, a),
             }}
@@ -466,6 +466,7 @@ function Transcript({ live, actions }: { live: LiveSession; actions: BlockAction
       if (atBottom.current) el.scrollTop = el.scrollHeight;
     });
     ro.observe(body);
+    ro.observe(el); // the dock growing (a card, the palette) shrinks the view
     el.scrollTop = el.scrollHeight;
     return () => {
       el.removeEventListener("scroll", onScroll);

@@ -81,7 +81,7 @@ export function PermissionCard({ p, h }: { p: PermState; h: PermHandlers }) {
           </button>
           {(req.suggestions ?? []).map((s, i) => (
             <button type="button" class="big" key={i} onClick={() => sent(h.allow(undefined, i))}>
-              {suggestionLabel(s)}
+              {suggestionLabel(s as Suggestion)}
             </button>
           ))}
           <button type="button" class="big" aria-expanded={editing} onClick={() => setEditing(!editing)}>
