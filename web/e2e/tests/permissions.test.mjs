@@ -127,7 +127,7 @@ e2e('Deny with a reason: the agent gets the reason and does not run the tool', a
   assert.equal(bash.result?.content, 'not on this machine', 'the agent received the reason');
 });
 
-e2e('the inbox reaches a pending request of another session', async () => {
+e2e('the inbox answers a pending request of another session', async () => {
   const a = await createSession(uniqueTitle('e2e inbox asks'));
   const b = await createSession(uniqueTitle('e2e inbox elsewhere'));
   const context = await signedInContext(browser);
@@ -146,13 +146,14 @@ e2e('the inbox reaches a pending request of another session', async () => {
   await waitText(item, /Bash/);
   await waitText(item, /echo hello-from-bash > bash_out\.txt && cat bash_out\.txt/);
   await screenshots(page, 'inbox');
-  await item.getByRole('link', { name: 'Open to answer', exact: true }).click();
-  const card = permissionCard(page, 'Bash');
-  await card.waitFor({ timeout: STEP_MS });
-  assert.ok(new URL(page.url()).pathname.includes(a.session_id), 'the inbox opened the asking session');
-  await card.getByRole('button', { name: 'Allow', exact: true }).click();
-  await waitText(page.locator('body'), /Tool finished: hello-from-bash/);
-  await waitIdle(page);
-  const [bash] = await tools(a.session_id);
-  assert.equal(bash.result?.content, 'hello-from-bash');
+  await item.getByRole('button', { name: 'Allow here', exact: true }).click();
+
+  // Answered from here: the agent runs the command, and the request leaves the inbox.
+  const bash = await until(async () => {
+    const [t] = await tools(a.session_id);
+    return t?.result ? t : null;
+  }, { timeoutMs: STEP_MS, what: 'the tool result in the log' });
+  assert.equal(bash.result.content, 'hello-from-bash');
+  await until(async () => (await item.count()) === 0 || /Allowed/.test(await item.innerText()), { timeoutMs: STEP_MS, what: 'the inbox item to say Allowed or leave' });
+  await until(async () => !(await api('GET', `/api/session/${a.session_id}`)).agent_running, { timeoutMs: STEP_MS, what: 'the turn to end' });
 });
