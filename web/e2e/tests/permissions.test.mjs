@@ -5,7 +5,7 @@ import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   launch, signedInContext, api, createSession, uniqueTitle, STEP_MS, screenshots, openSession,
-  permissionCard, send, waitIdle, waitText, until,
+  permissionCard, send, waitIdle, waitText, until, message,
   e2e,
 } from '../lib/app.mjs';
 
@@ -156,4 +156,29 @@ e2e('the inbox answers a pending request of another session', async () => {
   assert.equal(bash.result.content, 'hello-from-bash');
   await until(async () => (await item.count()) === 0 || /Allowed/.test(await item.innerText()), { timeoutMs: STEP_MS, what: 'the inbox item to say Allowed or leave' });
   await until(async () => !(await api('GET', `/api/session/${a.session_id}`)).agent_running, { timeoutMs: STEP_MS, what: 'the turn to end' });
+});
+
+e2e('by keyboard alone: Enter sends, Tab reaches Allow, Enter allows', async () => {
+  const { session_id: id, title } = await createSession(uniqueTitle('e2e keyboard'));
+  const context = await signedInContext(browser);
+  const page = await context.newPage();
+  await openSession(page, title);
+  await message(page).focus();
+  await page.keyboard.type('RUN_BASH');
+  await page.keyboard.press('Enter');
+  const card = permissionCard(page, 'Bash');
+  await card.waitFor({ timeout: STEP_MS });
+  const allow = card.getByRole('button', { name: 'Allow', exact: true });
+  // Tab through the page (at most 80 stops) until Allow has the focus.
+  let reached = false;
+  for (let i = 0; i < 80 && !reached; i++) {
+    await page.keyboard.press('Tab');
+    reached = await allow.evaluate((el) => el === document.activeElement);
+  }
+  assert.ok(reached, 'Tab reaches the Allow button');
+  await page.keyboard.press('Enter');
+  await waitText(page.locator('body'), /Tool finished: hello-from-bash/);
+  await waitIdle(page);
+  const [bash] = await tools(id);
+  assert.equal(bash.result?.content, 'hello-from-bash');
 });
