@@ -25,7 +25,7 @@ $(TEST_TARGETS): export TEST_DATABASE_URL := $(TEST_DATABASE_URL)
 $(TEST_TARGETS): export TEST_REDIS_URL := $(TEST_REDIS_URL)
 
 .PHONY: build run test test-deps check vet lint fmt-check passwd bench bench-terminal clean compose-check \
-	test-real-agents bench-chat bench-shadow bench-analytics agents
+	test-real-agents bench-chat bench-shadow bench-analytics agents protocol
 
 # build: compile the five services into bin/
 build:
@@ -75,6 +75,11 @@ lint:
 
 vet:
 	pkgs=$$($(MODULE_PKGS)); $(GO) vet $$pkgs
+
+# protocol: regenerate web/src/protocol/types.gen.ts from the Go types of libs/protocol
+# (tygo, pinned in tools/tygo); libs/protocol's tests fail while it is stale
+protocol:
+	cd libs && $(GO) generate ./protocol
 
 # fmt-check: fail if gofmt would change any Go file (testdata and vendor excluded)
 fmt-check:

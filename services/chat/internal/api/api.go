@@ -40,6 +40,12 @@ type Runtime interface {
 	// Active lists the sessions with a live agent process or turn, on any
 	// instance.
 	Active(ctx context.Context) ([]string, error)
+	// SessionChanged and SessionDeleted tell the events sockets of every
+	// instance (GET /api/events) that a session's record changed or is
+	// gone. They never fail: a lost one is repaired by the sockets'
+	// periodic check.
+	SessionChanged(ctx context.Context, id string)
+	SessionDeleted(ctx context.Context, id string)
 }
 
 // Idle is the Runtime of a chat with no processes: nothing runs, a mode
@@ -66,6 +72,12 @@ func (Idle) Stop(context.Context, string) (agent.InterruptOutcome, error) {
 
 // Active implements Runtime.
 func (Idle) Active(context.Context) ([]string, error) { return nil, nil }
+
+// SessionChanged implements Runtime.
+func (Idle) SessionChanged(context.Context, string) {}
+
+// SessionDeleted implements Runtime.
+func (Idle) SessionDeleted(context.Context, string) {}
 
 // Deps is what the routes need.
 type Deps struct {

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/svc-code/svc-code/libs/protocol"
 	"strconv"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -21,14 +21,7 @@ const (
 )
 
 // messageJSON is one stored message.
-type messageJSON struct {
-	SID        string          `json:"sid"`
-	Line       int64           `json:"line"`
-	Kind       string          `json:"kind"`
-	Payload    json.RawMessage `json:"payload"`
-	IsFavorite bool            `json:"is_favorite"`
-	CreatedAt  time.Time       `json:"created_at"`
-}
+type messageJSON = protocol.LogMessage
 
 func toMessageJSON(msgs []store.Message) []messageJSON {
 	out := make([]messageJSON, 0, len(msgs))

@@ -28,14 +28,7 @@ func (s *server) configuredPath(ctx context.Context, p providers.Provider) (stri
 }
 
 // providerPathJSON is the answer of GET and PUT /api/app/provider-path/{name}.
-type providerPathJSON struct {
-	Name     string  `json:"name"`
-	Provider string  `json:"provider"`
-	Path     *string `json:"path"`     // the configured path; null: looked up on PATH
-	Resolved *string `json:"resolved"` // what would run; null when nothing is found
-	Found    bool    `json:"found"`
-	Reason   string  `json:"reason,omitempty"` // why it was not found
-}
+type providerPathJSON = protocol.ProviderExecutable
 
 func (s *server) providerPath(ctx context.Context, p providers.Provider) (providerPathJSON, error) {
 	configured, err := s.configuredPath(ctx, p)

@@ -2,10 +2,11 @@ package api
 
 import (
 	"context"
+	"errors"
+	"github.com/svc-code/svc-code/libs/protocol"
 	"os"
 	"path/filepath"
 	"strconv"
-	"time"
 	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
@@ -19,24 +20,7 @@ import (
 const MaxTitleLen = 500
 
 // sessionJSON is the session object of every session route.
-type sessionJSON struct {
-	SessionID      string    `json:"session_id"`
-	Title          string    `json:"title"`
-	Cwd            string    `json:"cwd"`
-	Provider       string    `json:"provider"`
-	ProviderLocked bool      `json:"provider_locked"`
-	PermissionMode string    `json:"permission_mode"`
-	Model          string    `json:"model"`
-	AgentRunning   bool      `json:"agent_running"`
-	IsCompacting   bool      `json:"is_compacting"`
-	CreatedAt      time.Time `json:"created_at"`
-	UpdatedAt      time.Time `json:"updated_at"`
-	Archived       bool      `json:"archived"`
-	ParentID       *string   `json:"parent_id"`
-	CostUSD        float64   `json:"cost_usd"`
-	Turns          int       `json:"turns"`
-	LastLine       int64     `json:"last_line"`
-}
+type sessionJSON = protocol.Session
 
 func (s *server) sessionJSON(ctx context.Context, sess store.Session) sessionJSON {
 	running, compacting := s.Runtime.State(ctx, sess.ID)
@@ -106,6 +90,7 @@ func (s *server) createSession(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	s.Runtime.SessionChanged(ctx, sess.ID)
 	return c.Status(fiber.StatusCreated).JSON(s.sessionJSON(ctx, sess))
 }
 
@@ -174,6 +159,7 @@ func (s *server) patchSession(c *fiber.Ctx) error {
 	if err != nil {
 		return storeError(err, id)
 	}
+	s.Runtime.SessionChanged(c.UserContext(), id)
 	return c.JSON(s.sessionJSON(c.UserContext(), sess))
 }
 
@@ -191,17 +177,37 @@ func (s *server) deleteSession(c *fiber.Ctx) error {
 	if err := s.Store.Delete(ctx, id); err != nil {
 		return storeError(err, id)
 	}
+	s.Runtime.SessionDeleted(ctx, id)
 	return c.JSON(fiber.Map{"ok": true, "session_id": id})
 }
 
-// forkSession: POST /api/session/{id}/fork, no body.
+// forkSession: POST /api/session/{id}/fork, with no body or {"line"?}:
+// the fork holds the log up to and including that line.
 func (s *server) forkSession(c *fiber.Ctx) error {
 	id := param(c, "id")
-	fork, err := s.Store.Fork(c.UserContext(), id)
+	var req protocol.ForkRequest
+	if len(c.Body()) > 0 {
+		if err := svchttp.DecodeJSON(c, &req); err != nil {
+			return err
+		}
+	}
+	var upTo int64
+	if req.Line != nil {
+		if *req.Line < 1 {
+			return badRequest("line %d: want a line of the session's log, 1 or more", *req.Line)
+		}
+		upTo = *req.Line
+	}
+	ctx := c.UserContext()
+	fork, err := s.Store.ForkAt(ctx, id, upTo)
+	if errors.Is(err, store.ErrBadLine) {
+		return badRequest("line %d: past the end of the session's log", upTo)
+	}
 	if err != nil {
 		return storeError(err, id)
 	}
-	return c.Status(fiber.StatusCreated).JSON(s.sessionJSON(c.UserContext(), fork))
+	s.Runtime.SessionChanged(ctx, fork.ID)
+	return c.Status(fiber.StatusCreated).JSON(s.sessionJSON(ctx, fork))
 }
 
 // putProvider: PUT /api/session/{id}/provider {"provider"}.
@@ -220,6 +226,7 @@ func (s *server) putProvider(c *fiber.Ctx) error {
 	if err != nil {
 		return storeError(err, id)
 	}
+	s.Runtime.SessionChanged(c.UserContext(), id)
 	return c.JSON(s.sessionJSON(c.UserContext(), sess))
 }
 
@@ -240,6 +247,7 @@ func (s *server) putPermissionMode(c *fiber.Ctx) error {
 	if _, err := s.Store.SetPermissionMode(ctx, id, req.Mode); err != nil {
 		return storeError(err, id)
 	}
+	s.Runtime.SessionChanged(ctx, id)
 	applied, err := s.Runtime.SetPermissionMode(ctx, id, req.Mode)
 	if err != nil {
 		return err

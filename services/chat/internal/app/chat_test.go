@@ -261,10 +261,20 @@ func TestChatPermissionAcrossTabs(t *testing.T) {
 		t.Errorf("agent_running while a permission waits = %v, want true", got.body["agent_running"])
 	}
 
-	b.send(map[string]any{"type": "permission_response", "request_id": pr.str("request_id"), "behavior": "allow"})
+	// A bad answered_by is refused and answers nothing: the request stays
+	// pending.
+	for _, bad := range []string{strings.Repeat("x", 201), `tab\n2`, `tab\u00072`} { // JSON escapes
+		b.sendRaw(`{"type":"permission_response","request_id":"` + pr.str("request_id") + `","behavior":"allow","answered_by":"` + bad + `"}`)
+		if f := b.next(); f.str("type") != "error" || !strings.Contains(f.str("message"), "answered_by") {
+			t.Fatalf("answered_by %q: got %v, want an error frame", bad, f)
+		}
+	}
+	b.send(map[string]any{"type": "permission_response", "request_id": pr.str("request_id"), "behavior": "allow",
+		"answered_by": "Chromium on Linux · tab 3f2a"})
 	for name, w := range map[string]*wsClient{"A": a, "B": b} {
 		res := w.until("permission_resolved", isType("permission_resolved"))
-		if f := res[len(res)-1]; f["ok"] != true || f.str("request_id") != pr.str("request_id") || f.str("behavior") != "allow" {
+		if f := res[len(res)-1]; f["ok"] != true || f.str("request_id") != pr.str("request_id") || f.str("behavior") != "allow" ||
+			f.str("answered_by") != "Chromium on Linux · tab 3f2a" {
 			t.Errorf("tab %s: permission_resolved = %v", name, f)
 		}
 		w.until("result", isResult)

@@ -14,6 +14,7 @@ import (
 	"github.com/svc-code/svc-code/libs/envconf"
 	"github.com/svc-code/svc-code/libs/svcenv"
 	"github.com/svc-code/svc-code/services/chat/internal/agent"
+	"github.com/svc-code/svc-code/services/chat/internal/events"
 	"github.com/svc-code/svc-code/services/chat/internal/room"
 )
 
@@ -38,6 +39,12 @@ const (
 	// their commit to reach the disk before their frames leave, as users'
 	// prompts always do (off by default: see store.AppendMessages).
 	EnvSyncAgentLog = "CHAT_SYNC_AGENT_LOG"
+	// EnvEventsCheck is how often the events sockets' state is compared
+	// with a fresh snapshot (a lost wake-up is repaired by then).
+	EnvEventsCheck = "CHAT_EVENTS_CHECK"
+	// EnvEventsHeartbeat is how long an events socket may stay silent
+	// before it gets a heartbeat frame.
+	EnvEventsHeartbeat = "CHAT_EVENTS_HEARTBEAT"
 )
 
 // Config is chat's configuration.
@@ -57,6 +64,11 @@ type Config struct {
 	Heartbeat time.Duration
 	// SyncAgentLog is CHAT_SYNC_AGENT_LOG.
 	SyncAgentLog bool
+	// EventsCheck is CHAT_EVENTS_CHECK (default events.DefaultCheckEvery).
+	EventsCheck time.Duration
+	// EventsHeartbeat is CHAT_EVENTS_HEARTBEAT (default
+	// events.DefaultHeartbeat).
+	EventsHeartbeat time.Duration
 	// Files is where the task, catalog and upload routes read and write.
 	Files FilesConfig
 
@@ -75,16 +87,24 @@ type Config struct {
 func LoadConfig(getenv func(string) string) (Config, error) {
 	r := envconf.New(getenv)
 	cfg := Config{
-		Common:       svcenv.LoadCommon(r),
-		Addr:         r.String(EnvAddr, DefaultAddr),
-		DatabaseURL:  svcenv.LoadPostgresURL(r, svcenv.EnvDatabaseURL),
-		OwnerTTL:     r.Duration(EnvOwnerTTL, DefaultOwnerTTL),
-		Heartbeat:    r.Duration(EnvHeartbeat, room.DefaultHeartbeat),
-		SyncAgentLog: r.Bool(EnvSyncAgentLog, false),
-		Files:        loadFiles(r),
+		Common:          svcenv.LoadCommon(r),
+		Addr:            r.String(EnvAddr, DefaultAddr),
+		DatabaseURL:     svcenv.LoadPostgresURL(r, svcenv.EnvDatabaseURL),
+		OwnerTTL:        r.Duration(EnvOwnerTTL, DefaultOwnerTTL),
+		Heartbeat:       r.Duration(EnvHeartbeat, room.DefaultHeartbeat),
+		SyncAgentLog:    r.Bool(EnvSyncAgentLog, false),
+		EventsCheck:     r.Duration(EnvEventsCheck, events.DefaultCheckEvery),
+		EventsHeartbeat: r.Duration(EnvEventsHeartbeat, events.DefaultHeartbeat),
+		Files:           loadFiles(r),
 	}
 	if cfg.Heartbeat < 50*time.Millisecond {
 		r.Fail("%s=%s: want at least 50ms", EnvHeartbeat, cfg.Heartbeat)
+	}
+	if cfg.EventsHeartbeat < 100*time.Millisecond {
+		r.Fail("%s=%s: want at least 100ms", EnvEventsHeartbeat, cfg.EventsHeartbeat)
+	}
+	if cfg.EventsCheck < 100*time.Millisecond {
+		r.Fail("%s=%s: want at least 100ms", EnvEventsCheck, cfg.EventsCheck)
 	}
 	if cfg.OwnerTTL < 300*time.Millisecond {
 		r.Fail("%s=%s: want at least 300ms", EnvOwnerTTL, cfg.OwnerTTL)

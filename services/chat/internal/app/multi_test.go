@@ -87,10 +87,10 @@ func TestChatMultiPermission(t *testing.T) {
 		t.Fatalf("after connected on B: %v, want the replayed request", f)
 	}
 
-	wb.send(map[string]any{"type": "permission_response", "request_id": rid, "behavior": "allow"})
+	wb.send(map[string]any{"type": "permission_response", "request_id": rid, "behavior": "allow", "answered_by": "phone"})
 	for name, w := range map[string]*wsClient{"A": wa, "B": wb, "C": wc} {
 		res := w.until("permission_resolved", isType("permission_resolved"))
-		if f := res[len(res)-1]; f["ok"] != true || f.str("request_id") != rid || f.str("behavior") != "allow" {
+		if f := res[len(res)-1]; f["ok"] != true || f.str("request_id") != rid || f.str("behavior") != "allow" || f.str("answered_by") != "phone" {
 			t.Errorf("%s: permission_resolved = %v", name, f)
 		}
 		w.until("result", isResult)

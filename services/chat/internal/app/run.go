@@ -17,6 +17,7 @@ import (
 	"github.com/svc-code/svc-code/services/chat/internal/api"
 	"github.com/svc-code/svc-code/services/chat/internal/catalog"
 	"github.com/svc-code/svc-code/services/chat/internal/chatws"
+	"github.com/svc-code/svc-code/services/chat/internal/events"
 	"github.com/svc-code/svc-code/services/chat/internal/room"
 	"github.com/svc-code/svc-code/services/chat/internal/store"
 	"github.com/svc-code/svc-code/services/chat/internal/tasks"
@@ -88,9 +89,11 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		LookPath: cfg.lookPath,
 		Log:      log,
 	})
-	workspace.Register(app, workspace.Deps{DB: db, Log: log, ConfigChanged: func(ctx context.Context) error {
+	workspace.Register(app, workspace.Deps{DB: db, Log: log, Changed: rooms.SessionChanged, ConfigChanged: func(ctx context.Context) error {
 		return confignotice.Publish(ctx, rdb, redisx.Keys{Prefix: cfg.RedisPrefix})
 	}})
+	hub := events.NewHub(events.Config{Store: st, Live: rooms, Redis: rdb, CheckEvery: cfg.EventsCheck, Heartbeat: cfg.EventsHeartbeat, Log: log})
+	events.Register(app, hub)
 	tasks.Register(app, tasks.Deps{
 		Finder: &tasks.Finder{Roots: cfg.Files.TaskDirs}, Sessions: tasks.PGSessions{DB: db},
 		Codex: &tasks.CodexStore{Redis: rdb, Prefix: cfg.RedisPrefix}, Log: log,
@@ -101,12 +104,18 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	// Hijacked WebSockets are not waited for by the HTTP shutdown: close
 	// them, and end the agent processes, as soon as the context ends.
 	liveCtx, cancelLive := context.WithCancel(ctx)
+	hubDone := make(chan struct{})
+	go func() {
+		defer close(hubDone)
+		hub.Run(liveCtx) // closes its sockets when liveCtx ends
+	}()
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
 		<-liveCtx.Done()
 		sockets.CloseAll()
 		rooms.Close()
+		<-hubDone
 	}()
 	defer func() {
 		<-stopped

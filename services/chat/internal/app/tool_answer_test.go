@@ -63,10 +63,10 @@ func TestChatToolAnswer(t *testing.T) {
 	if f := req[len(req)-1]; f.str("tool_name") != "AskUserQuestion" || f.str("request_id") != "ask-1" {
 		t.Fatalf("permission_request = %v", f)
 	}
-	b.send(map[string]any{"type": "tool_answer", "request_id": "ask-1", "answers": map[string]string{"Which color?": "blue"}})
+	b.send(map[string]any{"type": "tool_answer", "request_id": "ask-1", "answers": map[string]string{"Which color?": "blue"}, "answered_by": "tab B"})
 	for name, w := range map[string]*wsClient{"A": a, "B": b} {
 		res := w.until("permission_resolved", isType("permission_resolved"))
-		if f := res[len(res)-1]; f["ok"] != true || f.str("behavior") != "allow" || f.str("request_id") != "ask-1" {
+		if f := res[len(res)-1]; f["ok"] != true || f.str("behavior") != "allow" || f.str("request_id") != "ask-1" || f.str("answered_by") != "tab B" {
 			t.Errorf("tab %s: permission_resolved = %v", name, f)
 		}
 	}

@@ -29,6 +29,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/fasthttp/websocket"
 	fws "github.com/gofiber/contrib/websocket"
@@ -192,6 +194,7 @@ func (s *server) prepare(c *fiber.Ctx) error {
 		if sess, err = s.Store.Create(ctx, n); err != nil {
 			return err
 		}
+		s.Rooms.SessionChanged(ctx, sess.ID)
 	}
 	c.Locals(upgradeKey, upgrade{sess: sess, after: after, reconnect: reconnect})
 	return c.Next()
@@ -241,10 +244,11 @@ func (s *server) serve(ws *websocket.Conn, u upgrade) {
 	// socket, mostly idle, and its stack would keep their depth.
 	var r *room.Room
 	var head []room.Frame
+	var kick bool
 	joined := make(chan struct{})
 	go func() {
 		defer close(joined)
-		r, head = s.join(c, sess, reconnect)
+		r, head, kick = s.join(c, sess, reconnect)
 	}()
 	<-joined
 	defer r.Leave(c)
@@ -253,6 +257,13 @@ func (s *server) serve(ws *websocket.Conn, u upgrade) {
 		replay = func(put func(...room.Frame) error) (int64, error) { return s.replay(c, sess.ID, after, put) }
 	}
 	c.start(head, replay)
+	if kick {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			r.KickQueue(ctx, c)
+		}()
+	}
 	s.read(ctx, c, r)
 	c.close(websocket.CloseNormalClosure)
 	<-c.ended
@@ -260,19 +271,42 @@ func (s *server) serve(ws *websocket.Conn, u upgrade) {
 
 // join attaches c to the session's room and returns the room and the first
 // frames: connected, then the pending permission requests (replay: true).
-func (s *server) join(c *conn, sess store.Session, reconnect bool) (*room.Room, []room.Frame) {
+func (s *server) join(c *conn, sess store.Session, reconnect bool) (*room.Room, []room.Frame, bool) {
 	r, snap := s.Rooms.Join(sess.ID, c)
 	desc, _ := providers.Lookup(sess.Provider)
-	head := []room.Frame{room.NewFrame(0, map[string]any{
-		"type": "connected", "session_id": sess.ID, "cwd": sess.Cwd, "home": s.Home, "workspace": sess.Cwd,
-		"is_reconnect": reconnect, "agent_running": snap.Running, "is_compacting": snap.Compacting,
-		"provider": sess.Provider, "provider_display_name": desc.DisplayName, "provider_caps": desc.Caps,
-		"provider_locked": sess.ProviderLocked, "permission_mode": sess.PermissionMode,
+	queue := []protocol.QueuedPrompt{}
+	kick := false
+	// A new session has none, nor has one whose owner (this instance)
+	// knows its queue to be empty.
+	if reconnect && !r.QueueEmpty() {
+		ctx, cancel := context.WithTimeout(context.Background(), replayTimeout)
+		q, err := s.Store.Queue(ctx, sess.ID)
+		cancel()
+		if err != nil {
+			c.log.Error("read the prompt queue", "err", err)
+		}
+		for _, it := range q {
+			queue = append(queue, it.JSON())
+		}
+		if err == nil {
+			r.NoteQueueLen(len(q))
+		}
+		// Prompts wait and nothing runs (chat restarted, the agent
+		// process ended): the owner is to send the first.
+		kick = len(q) > 0 && !snap.Running
+	} else {
+		r.NoteQueueLen(0)
+	}
+	head := []room.Frame{room.NewFrame(0, protocol.ConnectedFrame{
+		Type: protocol.FrameConnected, SessionID: sess.ID, Cwd: sess.Cwd, Home: s.Home, Workspace: sess.Cwd,
+		IsReconnect: reconnect, AgentRunning: snap.Running, IsCompacting: snap.Compacting,
+		Provider: sess.Provider, ProviderDisplayName: desc.DisplayName, ProviderCaps: protocol.ProviderCaps(desc.Caps),
+		ProviderLocked: sess.ProviderLocked, PermissionMode: sess.PermissionMode, Queue: queue,
 	})}
 	for _, p := range snap.Pending {
 		head = append(head, room.PermissionRequestFrame(p, true))
 	}
-	return r, head
+	return r, head, kick
 }
 
 // replay writes the log's lines after `after` and returns the last line
@@ -371,7 +405,9 @@ func libraryWrote(ws *websocket.Conn) bool {
 	return err != nil
 }
 
-// clientMessage is every field of every client message.
+// clientMessage is every field of every client message (the types of
+// libs/protocol: UserMessage, PermissionResponseMessage, ...); Content is
+// a pointer, to tell a missing content from an empty one.
 type clientMessage struct {
 	Type            string          `json:"type"`
 	Content         *string         `json:"content"`
@@ -383,6 +419,22 @@ type clientMessage struct {
 	SuggestionIndex *int            `json:"suggestion_index"`
 	Message         string          `json:"message"`
 	Answers         json.RawMessage `json:"answers"`
+	AnsweredBy      string          `json:"answered_by"`
+	QueueID         string          `json:"queue_id"`
+}
+
+// checkAnsweredBy validates a permission answer's answered_by: at most
+// protocol.MaxAnsweredBy bytes of UTF-8 without control characters.
+func checkAnsweredBy(s string) error {
+	if len(s) > protocol.MaxAnsweredBy || !utf8.ValidString(s) {
+		return fmt.Errorf("answered_by: at most %d bytes of UTF-8", protocol.MaxAnsweredBy)
+	}
+	for _, c := range s {
+		if unicode.IsControl(c) {
+			return errors.New("answered_by: no control characters")
+		}
+	}
+	return nil
 }
 
 func (s *server) handle(ctx context.Context, c *conn, r *room.Room, raw []byte) {
@@ -393,7 +445,7 @@ func (s *server) handle(ctx context.Context, c *conn, r *room.Room, raw []byte) 
 	}
 	switch m.Type {
 	case "ping":
-		c.Send(room.NewFrame(0, map[string]string{"type": "pong"}))
+		c.Send(pongFrame)
 	case "user_message":
 		if m.Content == nil {
 			c.Send(room.ErrorFrame("user_message: content is required"))
@@ -406,6 +458,12 @@ func (s *server) handle(ctx context.Context, c *conn, r *room.Room, raw []byte) 
 		r.Do(ctx, c, room.Command{Type: m.Type, Content: *m.Content, Images: m.Images})
 	case "stop", "clear_session":
 		r.Do(ctx, c, room.Command{Type: m.Type})
+	case "cancel_queued", "send_now":
+		if m.QueueID == "" {
+			c.Send(room.ErrorFrame(m.Type + ": queue_id is required"))
+			return
+		}
+		r.Do(ctx, c, room.Command{Type: m.Type, QueueID: m.QueueID})
 	case "set_permission_mode":
 		r.Do(ctx, c, room.Command{Type: m.Type, Mode: m.Mode})
 	case "permission_response":
@@ -413,7 +471,11 @@ func (s *server) handle(ctx context.Context, c *conn, r *room.Room, raw []byte) 
 			c.Send(room.ErrorFrame(`permission_response: request_id and behavior ("allow" or "deny") are required`))
 			return
 		}
-		r.Do(ctx, c, room.Command{Type: m.Type, RequestID: m.RequestID, Decision: agent.PermissionDecision{
+		if err := checkAnsweredBy(m.AnsweredBy); err != nil {
+			c.Send(room.ErrorFrame("permission_response: " + err.Error()))
+			return
+		}
+		r.Do(ctx, c, room.Command{Type: m.Type, RequestID: m.RequestID, AnsweredBy: m.AnsweredBy, Decision: agent.PermissionDecision{
 			Behavior: agent.Behavior(m.Behavior), UpdatedInput: m.UpdatedInput,
 			SuggestionIndex: m.SuggestionIndex, Message: m.Message,
 		}})
@@ -422,7 +484,11 @@ func (s *server) handle(ctx context.Context, c *conn, r *room.Room, raw []byte) 
 			c.Send(room.ErrorFrame("tool_answer: request_id and answers (an object) are required"))
 			return
 		}
-		r.Do(ctx, c, room.Command{Type: m.Type, RequestID: m.RequestID, Answers: m.Answers})
+		if err := checkAnsweredBy(m.AnsweredBy); err != nil {
+			c.Send(room.ErrorFrame("tool_answer: " + err.Error()))
+			return
+		}
+		r.Do(ctx, c, room.Command{Type: m.Type, RequestID: m.RequestID, Answers: m.Answers, AnsweredBy: m.AnsweredBy})
 	case "":
 		c.Send(room.ErrorFrame("message without a type"))
 	default:
@@ -448,5 +514,8 @@ func checkImages(images []room.Image) error {
 	}
 	return nil
 }
+
+// pongFrame answers ping; encoded once.
+var pongFrame = room.NewFrame(0, protocol.PongFrame{Type: protocol.FramePong})
 
 var imageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}

@@ -340,6 +340,11 @@ func (r *Room) claim(ctx context.Context) (bool, error) {
 	r.stateWritten = "" // what another owner left is unknown
 	r.stateMu.Unlock()
 	r.takeover(ctx)
+	// Another owner may have changed the queue since it was read here.
+	r.promptMu.Lock()
+	r.setQueueLenLocked(0, false)
+	r.promptMu.Unlock()
+	r.kickQueue() // prompts a previous owner left queued
 	return true, nil
 }
 
@@ -357,13 +362,11 @@ func (r *Room) takeover(ctx context.Context) {
 	if local > 0 {
 		return // this instance's own process asked them
 	}
-	for _, p := range pending {
-		r.Broadcast(NewFrame(0, map[string]any{
-			"type": "permission_resolved", "request_id": p.RequestID,
-			"behavior": "", "ok": false, "reason": "owner_lost",
-		}))
-	}
+	// Out of the hash first: the Wakes' readers must not count them.
 	m.cfg.Redis.Del(ctx, m.key("perm", r.id))
+	for _, p := range pending {
+		r.resolved(p.RequestID, "", false, "owner_lost", "")
+	}
 }
 
 // release gives up r's claim.

@@ -17,6 +17,20 @@ type Command struct {
 	RequestID string                   `json:"request_id,omitempty"`
 	Decision  agent.PermissionDecision `json:"decision"`
 	Answers   json.RawMessage          `json:"answers,omitempty"`
+	// AnsweredBy labels the page that answered a permission request.
+	AnsweredBy string `json:"answered_by,omitempty"`
+	// QueueID names a queued prompt (cancel_queued, send_now).
+	QueueID string `json:"queue_id,omitempty"`
+}
+
+// queueKick asks the owner to send the first queued prompt if the session
+// is idle (a socket joined a session with prompts waiting); the socket
+// layer sends it, never a client.
+const queueKick = "queue_kick"
+
+// KickQueue makes the owner send the first queued prompt if nothing runs.
+func (r *Room) KickQueue(ctx context.Context, sender Sink) {
+	r.Do(ctx, sender, Command{Type: queueKick})
 }
 
 // Do runs cmd for sender here when this instance owns the session (or
@@ -53,16 +67,24 @@ func (r *Room) exec(ctx context.Context, sender Sink, cmd Command) {
 		if string(cmd.Decision.UpdatedInput) == "null" { // a nil one, through JSON
 			cmd.Decision.UpdatedInput = nil
 		}
-		r.PermissionResponse(ctx, cmd.RequestID, cmd.Decision)
+		r.PermissionResponse(ctx, cmd.RequestID, cmd.Decision, cmd.AnsweredBy)
 	case "clear_session":
 		if _, err := r.Clear(ctx); err != nil {
 			r.m.log.ErrorContext(ctx, "clear session", "session_id", r.id, "err", err)
 			sender.Send(ErrorFrame("clear_session: could not clear the session"))
 		}
 	case "tool_answer":
-		if err := r.ToolAnswer(ctx, cmd.RequestID, cmd.Answers); err != nil {
+		if err := r.ToolAnswer(ctx, cmd.RequestID, cmd.Answers, cmd.AnsweredBy); err != nil {
 			sender.Send(ErrorFrame(err.Error()))
 		}
+	case "cancel_queued":
+		r.CancelQueued(ctx, sender, cmd.QueueID)
+	case "send_now":
+		r.SendNow(ctx, sender, cmd.QueueID)
+	case queueKick:
+		r.promptMu.Lock()
+		r.sendFirstLocked(ctx)
+		r.promptMu.Unlock()
 	case apiStop, apiMode, apiEnd:
 		r.execAPI(ctx, sender, cmd)
 	default:

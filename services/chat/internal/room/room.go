@@ -30,6 +30,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/svc-code/svc-code/libs/protocol"
 	"github.com/svc-code/svc-code/services/chat/internal/agent"
 	"github.com/svc-code/svc-code/services/chat/internal/providers"
 	"github.com/svc-code/svc-code/services/chat/internal/store"
@@ -52,14 +53,14 @@ type Frame struct {
 func NewFrame(line int64, v any) Frame {
 	b, err := json.Marshal(v)
 	if err != nil {
-		b, _ = json.Marshal(map[string]string{"type": "error", "message": "encode frame: " + err.Error()})
+		b, _ = json.Marshal(protocol.ErrorFrame{Type: protocol.FrameError, Message: "encode frame: " + err.Error()})
 	}
 	return Frame{Line: line, Data: b}
 }
 
 // ErrorFrame is an `error` frame with message.
 func ErrorFrame(message string) Frame {
-	return NewFrame(0, map[string]string{"type": "error", "message": message})
+	return NewFrame(0, protocol.ErrorFrame{Type: protocol.FrameError, Message: message})
 }
 
 // Sink is an attached socket. Send must not block: a sink that cannot keep
@@ -123,6 +124,8 @@ type Manager struct {
 	ps          *redis.PubSub
 	stopCluster context.CancelFunc
 	loops       sync.WaitGroup
+	// wakeFn is given every Wake of this instance (events.go).
+	wakeFn func(Wake)
 	// subWait: per channel, who waits for its subscription's confirmation.
 	subMu   sync.Mutex
 	subWait map[string][]chan struct{}
@@ -252,7 +255,7 @@ func (m *Manager) setModeHere(ctx context.Context, r *Room, mode string) (agent.
 	if err != nil {
 		return "", err
 	}
-	r.Broadcast(NewFrame(0, map[string]any{"type": "permission_mode_changed", "mode": mode, "applied": applied}))
+	r.Broadcast(NewFrame(0, protocol.PermissionModeChangedFrame{Type: protocol.FramePermissionModeChanged, Mode: mode, Applied: string(applied)}))
 	return applied, nil
 }
 
@@ -347,10 +350,19 @@ type Room struct {
 	appendMu sync.Mutex
 	// startMu serialises starting the provider.
 	startMu sync.Mutex
+	// promptMu serialises what decides whether a prompt is sent or queued,
+	// and the queue's changes (queue.go); queueLen is the queue's length
+	// when queueKnown.
+	promptMu   sync.Mutex
+	queueLen   int
+	queueKnown bool
+	queueEmpty atomic.Bool // queueKnown && queueLen == 0, read without promptMu
 	// stateMu serialises writing the live state to Redis; stateWritten is
 	// the value written last (state.go).
 	stateMu      sync.Mutex
 	stateWritten string
+	// stateNotified is the state last announced to the events sockets.
+	stateNotified string
 
 	// claimMu serialises claiming the session; cmdMu guards the queue of
 	// commands forwarded by other instances.
@@ -469,20 +481,13 @@ func (r *Room) sentLine() int64 {
 // FrameOf turns a stored message into the frame it was broadcast as.
 func FrameOf(m store.Message) Frame {
 	if m.Kind == store.KindAgent {
-		return NewFrame(m.Line, map[string]any{"type": "agent_message", "data": m.Payload, "line": m.Line})
+		return NewFrame(m.Line, protocol.AgentMessageFrame{Type: protocol.FrameAgentMessage, Data: m.Payload, Line: m.Line})
 	}
-	return NewFrame(m.Line, map[string]any{"type": "message_stored", "message": m.Payload, "line": m.Line})
+	return NewFrame(m.Line, protocol.MessageStoredFrame{Type: protocol.FrameMessageStored, Message: m.Payload, Line: m.Line})
 }
 
 // Image is an image of a user message, as /chat receives it.
-type Image struct {
-	Type   string `json:"type"`
-	Source struct {
-		Type      string `json:"type"`
-		MediaType string `json:"media_type"`
-		Data      string `json:"data"`
-	} `json:"source"`
-}
+type Image = protocol.ImageBlock
 
 // UserMessage stores a prompt, broadcasts message_stored, acknowledges it
 // to sender with user_message_stored, and sends it to the agent, starting
@@ -493,16 +498,27 @@ type Image struct {
 // provider when it is not known to be locked: the prompt's commit is the
 // only PostgreSQL round trip before the agent gets the prompt.
 func (r *Room) UserMessage(ctx context.Context, sender Sink, content string, images []Image) {
-	payload, _ := json.Marshal(map[string]any{"role": "user", "content": content, "images": images})
-	if len(images) == 0 {
-		payload, _ = json.Marshal(map[string]any{"role": "user", "content": content})
+	r.promptMu.Lock()
+	defer r.promptMu.Unlock()
+	// A turn runs, or older prompts wait: this one waits too (queue.go).
+	n, err := r.queueLenLocked(ctx)
+	if err != nil {
+		r.m.log.ErrorContext(ctx, "read the prompt queue", "session_id", r.id, "err", err)
+		sender.Send(ErrorFrame("could not store the message"))
+		return
 	}
+	if n > 0 || r.isRunning() {
+		r.queuePromptLocked(ctx, sender, content, images)
+		r.sendFirstLocked(ctx) // idle with older prompts waiting: the oldest goes
+		return
+	}
+	payload, _ := json.Marshal(protocol.StoredPrompt{Role: "user", Content: content, Images: images})
 	prov, perr := r.provider(ctx)
 	r.mu.Lock()
 	lock := perr == nil && !r.providerLocked
 	r.mu.Unlock()
 	msg, err := r.appendAndBroadcast(ctx, store.KindUserPrompt, payload, lock, func(line int64) Frame {
-		return NewFrame(line, map[string]any{"type": "message_stored", "message": json.RawMessage(payload), "line": line})
+		return NewFrame(line, protocol.MessageStoredFrame{Type: protocol.FrameMessageStored, Message: payload, Line: line})
 	})
 	if err != nil {
 		r.m.log.ErrorContext(ctx, "store prompt", "session_id", r.id, "err", err)
@@ -513,43 +529,31 @@ func (r *Room) UserMessage(ctx context.Context, sender Sink, content string, ima
 		r.mu.Lock()
 		r.providerLocked = true
 		r.mu.Unlock()
+		r.m.notify(Wake{SessionID: r.id, Kind: WakeSession}) // provider_locked
 	}
 	line := msg.Line
 	// A prompt whose text is a favorite is stored as one (store.AppendMessage).
-	sender.Send(NewFrame(0, map[string]any{"type": "user_message_stored", "promptId": fmt.Sprintf("%s:%d", r.id, line), "isFavorite": msg.IsFavorite}))
+	sender.Send(NewFrame(0, protocol.UserMessageStoredFrame{Type: protocol.FrameUserMessageStored, PromptID: fmt.Sprintf("%s:%d", r.id, line), IsFavorite: msg.IsFavorite}))
 
 	if perr != nil {
 		r.Broadcast(ErrorFrame(perr.Error()))
 		r.storeNotice(ctx, perr.Error(), line)
 		return
 	}
-	turn := agent.Turn{Text: content}
-	for _, im := range images {
-		turn.Images = append(turn.Images, agent.Image{MediaType: im.Source.MediaType, Data: im.Source.Data})
-	}
-	r.mu.Lock()
-	pr := &prompt{id: turnID(r.id, line), line: line, text: content, cwd: r.cwd, model: r.model}
-	r.mu.Unlock()
-	r.promptSent(pr)
-	r.setRunning(true)
-	if err := prov.Send(ctx, turn); err != nil {
-		r.promptFailed(pr)
-		r.setRunning(false)
-		r.Broadcast(ErrorFrame(sendError(err)))
-		r.storeNotice(ctx, sendError(err), line)
-	}
+	r.sendTurn(ctx, prov, line, content, images)
 }
 
 // storeNotice stores text, why the turn of the prompt at promptLine
 // failed, as a server notice (store.KindNotice) in the log, so that a
 // reader of the log later sees why the prompt got no answer, and
 // broadcasts it as message_stored. Its payload is
-// {"role": "notice", "level": "error", "content": text, "prompt_line": n}.
-// A failure to store it is logged: the error frame went out already.
+// {"role": "notice", "level": "error", "content": text, "prompt_line": n}
+// (protocol.StoredNotice). A failure to store it is logged: the error
+// frame went out already.
 func (r *Room) storeNotice(ctx context.Context, text string, promptLine int64) {
-	payload, _ := json.Marshal(map[string]any{"role": "notice", "level": "error", "content": text, "prompt_line": promptLine})
+	payload, _ := json.Marshal(protocol.StoredNotice{Role: "notice", Level: "error", Content: text, PromptLine: promptLine})
 	_, err := r.appendAndBroadcast(context.WithoutCancel(ctx), store.KindNotice, payload, false, func(line int64) Frame {
-		return NewFrame(line, map[string]any{"type": "message_stored", "message": json.RawMessage(payload), "line": line})
+		return NewFrame(line, protocol.MessageStoredFrame{Type: protocol.FrameMessageStored, Message: payload, Line: line})
 	})
 	if err != nil {
 		r.m.log.ErrorContext(ctx, "store notice", "session_id", r.id, "err", err)
@@ -597,9 +601,9 @@ func (r *Room) heartbeat(done <-chan struct{}) {
 			compacting, elapsed, silent := r.compacting, now.Sub(r.turnStart), now.Sub(r.lastActivity)
 			r.mu.Unlock()
 			if due {
-				r.Broadcast(NewFrame(0, map[string]any{
-					"type": "compact_progress", "heartbeat": true, "is_compacting": compacting,
-					"elapsed_ms": elapsed.Milliseconds(), "silent_ms": silent.Milliseconds(),
+				r.Broadcast(NewFrame(0, protocol.CompactProgressFrame{
+					Type: protocol.FrameCompactProgress, Heartbeat: true, IsCompacting: compacting,
+					ElapsedMS: elapsed.Milliseconds(), SilentMS: silent.Milliseconds(),
 				}))
 			}
 		}
@@ -736,13 +740,15 @@ func (r *Room) pump(p agent.Provider, providerSessionID, providerName string) {
 			}
 			r.appendAgentMessages(run)
 		case agent.RawOutput:
-			r.Broadcast(NewFrame(0, map[string]any{"type": "raw_output", "line": e.Line}))
+			r.Broadcast(NewFrame(0, protocol.RawOutputFrame{Type: protocol.FrameRawOutput, Line: e.Line}))
 		case agent.Stderr:
-			r.Broadcast(NewFrame(0, map[string]any{"type": "stderr", "line": e.Line}))
+			r.Broadcast(NewFrame(0, protocol.StderrFrame{Type: protocol.FrameStderr, Line: e.Line}))
 		case agent.PermissionRequest:
 			// Recorded and addressed in one step: a socket joining now
 			// gets it either replayed or live, never both.
 			r.m.permSet(r.id, e)
+			req := e
+			r.m.notify(Wake{SessionID: r.id, Kind: WakePermissionRequest, Request: &req})
 			r.mu.Lock()
 			r.pending[e.RequestID] = e
 			r.order = append(r.order, e.RequestID)
@@ -757,10 +763,7 @@ func (r *Room) pump(p agent.Provider, providerSessionID, providerName string) {
 			}
 		case agent.PermissionRetired:
 			if r.retire(e.RequestID) {
-				r.Broadcast(NewFrame(0, map[string]any{
-					"type": "permission_resolved", "request_id": e.RequestID,
-					"behavior": "", "ok": false, "reason": e.Reason,
-				}))
+				r.resolved(e.RequestID, "", false, e.Reason, "")
 			}
 		case agent.Compaction:
 			r.mu.Lock()
@@ -768,9 +771,9 @@ func (r *Room) pump(p agent.Provider, providerSessionID, providerName string) {
 			compacting := r.compacting
 			r.mu.Unlock()
 			r.stateChanged()
-			r.Broadcast(NewFrame(0, map[string]any{
-				"type": "compact_progress", "phase": e.Phase, "result": e.Result,
-				"trigger": e.Trigger, "is_compacting": compacting,
+			r.Broadcast(NewFrame(0, protocol.CompactProgressFrame{
+				Type: protocol.FrameCompactProgress, Phase: e.Phase, Result: e.Result,
+				Trigger: e.Trigger, IsCompacting: compacting,
 			}))
 		case agent.Command:
 			r.recordCommand(ctx, e, providerSessionID) // commands.go
@@ -778,6 +781,7 @@ func (r *Room) pump(p agent.Provider, providerSessionID, providerName string) {
 			if _, err := st.SetPermissionMode(ctx, r.id, e.Mode); err != nil {
 				log.ErrorContext(ctx, "store permission mode", "err", err)
 			}
+			r.m.notify(Wake{SessionID: r.id, Kind: WakeSession})
 		case agent.TurnStarted:
 			r.setRunning(true)
 			r.turnStarted(providerName)
@@ -787,6 +791,7 @@ func (r *Room) pump(p agent.Provider, providerSessionID, providerName string) {
 			}
 			turnRecorded = false
 			r.turnEnded(&e)
+			r.kickQueue()
 		case agent.ProcessExited:
 			r.mu.Lock()
 			r.running, r.compacting = false, false
@@ -802,10 +807,12 @@ func (r *Room) pump(p agent.Provider, providerSessionID, providerName string) {
 					r.storeNotice(ctx, "the agent ended before finishing the turn: "+e.Reason, promptLine)
 				}
 			}
+			if e.Cause != agent.ExitClosed {
+				r.kickQueue() // a turn cut off, or a process to respawn
+			}
 			if e.Cause != agent.ExitRespawn {
-				r.Broadcast(NewFrame(0, map[string]any{
-					"type": "session_ended", "reason": e.Reason, "cause": e.Cause,
-					"exit_code": e.ExitCode,
+				r.Broadcast(NewFrame(0, protocol.SessionEndedFrame{
+					Type: protocol.FrameSessionEnded, Reason: e.Reason, Cause: e.Cause, ExitCode: e.ExitCode,
 				}))
 			}
 		}
@@ -862,11 +869,11 @@ func (r *Room) appendAgentMessages(run []agent.Message) {
 	for i, e := range run {
 		if res[i].err != nil {
 			r.m.log.Error("store agent message", "session_id", r.id, "err", res[i].err)
-			r.Broadcast(NewFrame(0, map[string]any{"type": "agent_message", "data": e.Raw}))
+			r.Broadcast(NewFrame(0, protocol.AgentMessageFrame{Type: protocol.FrameAgentMessage, Data: e.Raw}))
 			continue
 		}
 		line := res[i].msg.Line
-		r.Broadcast(NewFrame(line, map[string]any{"type": "agent_message", "data": e.Raw, "line": line}))
+		r.Broadcast(NewFrame(line, protocol.AgentMessageFrame{Type: protocol.FrameAgentMessage, Data: e.Raw, Line: line}))
 	}
 }
 
@@ -898,6 +905,7 @@ func (r *Room) recordTurn(ctx context.Context, costUSD float64) {
 	r.turnCount, r.turnCountKnown = sess.Turns, err == nil
 	r.providerLocked = r.providerLocked || err == nil // RecordTurn locks it too
 	r.mu.Unlock()
+	r.m.notify(Wake{SessionID: r.id, Kind: WakeSession}) // its turns and cost
 }
 
 // retire forgets a pending request and reports whether it was pending.
@@ -920,27 +928,35 @@ func (r *Room) retire(id string) bool {
 
 // PermissionRequestFrame is the permission_request frame of p.
 func PermissionRequestFrame(p agent.PermissionRequest, replay bool) Frame {
-	f := map[string]any{
-		"type": "permission_request", "request_id": p.RequestID, "tool_name": p.ToolName,
-		"input": p.Input, "suggestions": p.Suggestions,
+	f := protocol.PermissionRequestFrame{
+		Type: protocol.FramePermissionRequest, RequestID: p.RequestID, ToolName: p.ToolName,
+		Input: p.Input, Suggestions: p.Suggestions, Replay: replay,
 	}
 	if p.Input == nil {
-		f["input"] = json.RawMessage("{}")
+		f.Input = json.RawMessage("{}")
 	}
 	if p.Suggestions == nil {
-		f["suggestions"] = []json.RawMessage{}
-	}
-	if replay {
-		f["replay"] = true
+		f.Suggestions = []json.RawMessage{}
 	}
 	fr := NewFrame(0, f)
 	fr.Request = p.RequestID
 	return fr
 }
 
+// resolved broadcasts permission_resolved.
+func (r *Room) resolved(requestID, behavior string, ok bool, reason, answeredBy string) {
+	f := protocol.PermissionResolvedFrame{
+		Type: protocol.FramePermissionResolved, RequestID: requestID, Behavior: behavior, OK: ok,
+		Reason: reason, AnsweredBy: answeredBy,
+	}
+	r.Broadcast(NewFrame(0, f))
+	r.m.notify(Wake{SessionID: r.id, Kind: WakePermissionResolved, Resolved: &f})
+}
+
 // PermissionResponse answers a pending request and broadcasts
-// permission_resolved; ok is false when the request is not pending.
-func (r *Room) PermissionResponse(ctx context.Context, requestID string, d agent.PermissionDecision) {
+// permission_resolved, with answeredBy (the answering page's label, "" if
+// none); ok is false when the request is not pending.
+func (r *Room) PermissionResponse(ctx context.Context, requestID string, d agent.PermissionDecision, answeredBy string) {
 	ok := false
 	var failure error
 	if p := r.current(); p != nil {
@@ -956,10 +972,7 @@ func (r *Room) PermissionResponse(ctx context.Context, requestID string, d agent
 	if failure != nil {
 		r.Broadcast(ErrorFrame("permission response: " + failure.Error()))
 	}
-	r.Broadcast(NewFrame(0, map[string]any{
-		"type": "permission_resolved", "request_id": requestID,
-		"behavior": d.Behavior, "ok": ok,
-	}))
+	r.resolved(requestID, string(d.Behavior), ok, "", answeredBy)
 }
 
 // Stop interrupts the running turn, then broadcasts `stopped`.
@@ -971,7 +984,7 @@ func (r *Room) Stop(ctx context.Context) (agent.InterruptOutcome, error) {
 		outcome, err = p.Interrupt(cctx)
 		cancel()
 	}
-	r.Broadcast(NewFrame(0, map[string]any{"type": "stopped", "outcome": outcome}))
+	r.Broadcast(NewFrame(0, protocol.StoppedFrame{Type: protocol.FrameStopped, Outcome: string(outcome)}))
 	return outcome, err
 }
 
@@ -999,7 +1012,8 @@ func (r *Room) SetPermissionMode(ctx context.Context, mode string) error {
 	if _, err := r.m.cfg.Store.SetPermissionMode(ctx, r.id, mode); err != nil {
 		return fmt.Errorf("store permission mode: %w", err)
 	}
-	r.Broadcast(NewFrame(0, map[string]any{"type": "permission_mode_changed", "mode": mode, "applied": applied}))
+	r.m.notify(Wake{SessionID: r.id, Kind: WakeSession})
+	r.Broadcast(NewFrame(0, protocol.PermissionModeChangedFrame{Type: protocol.FramePermissionModeChanged, Mode: mode, Applied: string(applied)}))
 	return nil
 }
 
@@ -1030,10 +1044,7 @@ func (r *Room) Clear(ctx context.Context) (store.Session, error) {
 	r.stateChanged()
 	r.m.permDel(r.id, ids...)
 	for _, id := range ids {
-		r.Broadcast(NewFrame(0, map[string]any{
-			"type": "permission_resolved", "request_id": id,
-			"behavior": "", "ok": false, "reason": "session_cleared",
-		}))
+		r.resolved(id, "", false, "session_cleared", "")
 	}
 	r.appendMu.Lock()
 	archived, err := r.m.cfg.Store.Clear(ctx, r.id)
@@ -1041,9 +1052,11 @@ func (r *Room) Clear(ctx context.Context) (store.Session, error) {
 	if err != nil {
 		return store.Session{}, err
 	}
-	r.Broadcast(NewFrame(0, map[string]any{
-		"type": "session_cleared", "session_id": r.id, "archived_session_id": archived.ID,
+	r.Broadcast(NewFrame(0, protocol.SessionClearedFrame{
+		Type: protocol.FrameSessionCleared, SessionID: r.id, ArchivedSessionID: archived.ID,
 	}))
+	r.m.notify(Wake{SessionID: r.id, Kind: WakeSession})
+	r.m.notify(Wake{SessionID: archived.ID, Kind: WakeSession})
 	return archived, nil
 }
 
@@ -1056,14 +1069,12 @@ const AskUserTool = "AskUserQuestion"
 // plus "answers": answers (Claude Code reads the user's choices from the
 // AskUserQuestion input's answers object). permission_resolved (behavior
 // allow) goes to every sink, ok false when the request is not pending.
-func (r *Room) ToolAnswer(ctx context.Context, requestID string, answers json.RawMessage) error {
+func (r *Room) ToolAnswer(ctx context.Context, requestID string, answers json.RawMessage, answeredBy string) error {
 	r.mu.Lock()
 	req, pending := r.pending[requestID]
 	r.mu.Unlock()
 	if !pending {
-		r.Broadcast(NewFrame(0, map[string]any{
-			"type": "permission_resolved", "request_id": requestID, "behavior": agent.Allow, "ok": false,
-		}))
+		r.resolved(requestID, string(agent.Allow), false, "", answeredBy)
 		return nil
 	}
 	input := map[string]json.RawMessage{}
@@ -1077,6 +1088,6 @@ func (r *Room) ToolAnswer(ctx context.Context, requestID string, answers json.Ra
 	if err != nil {
 		return fmt.Errorf("tool_answer: %w", err)
 	}
-	r.PermissionResponse(ctx, requestID, agent.PermissionDecision{Behavior: agent.Allow, UpdatedInput: updated})
+	r.PermissionResponse(ctx, requestID, agent.PermissionDecision{Behavior: agent.Allow, UpdatedInput: updated}, answeredBy)
 	return nil
 }

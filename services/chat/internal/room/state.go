@@ -27,15 +27,17 @@ const readAheadTimeout = 500 * time.Millisecond
 // the flags as they are when it runs, so the last write is the latest
 // state.
 func (r *Room) stateChanged() {
-	if !r.m.multi() {
-		return
-	}
 	r.stateMu.Lock()
 	defer r.stateMu.Unlock()
 	r.mu.Lock()
 	v := stateValue(r.running, r.compacting)
 	r.mu.Unlock()
-	if v == r.stateWritten {
+	if v != r.stateNotified {
+		// After the write below: the Wake's readers find the new state.
+		r.stateNotified = v
+		defer r.m.notify(Wake{SessionID: r.id, Kind: WakeSession})
+	}
+	if !r.m.multi() || v == r.stateWritten {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), redisTimeout)

@@ -175,24 +175,54 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 // never append to the parent's. Its cost_usd and turns start at zero: they
 // count what the fork itself runs.
 func (s *Store) Fork(ctx context.Context, id string) (Session, error) {
+	return s.ForkAt(ctx, id, 0)
+}
+
+// ForkAt is Fork keeping the log up to and including line upTo (0: the
+// whole log). upTo must be from 1 to the parent's last line, else it
+// fails with ErrBadLine and creates nothing. A fork that leaves lines out
+// starts a new agent conversation (no provider_session_id): the agent's
+// own conversation cannot be cut at a line, and continuing it whole would
+// let the agent remember what the fork does not hold. Its next line
+// comes after upTo.
+func (s *Store) ForkAt(ctx context.Context, id string, upTo int64) (Session, error) {
+	if upTo < 0 {
+		return Session{}, fmt.Errorf("fork session %s at line %d: %w", id, upTo, ErrBadLine)
+	}
 	var fork Session
 	err := pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
 		// FOR SHARE holds appends to the parent (they update its row)
 		// until the copy is done, so next_line matches the copied log.
+		var last int64
+		if err := tx.QueryRow(ctx, `SELECT next_line FROM sessions WHERE id = $1 FOR SHARE`, id).Scan(&last); err != nil {
+			return err
+		}
+		if upTo > last {
+			return fmt.Errorf("line %d is past the log's end (%d): %w", upTo, last, ErrBadLine)
+		}
+		cut := upTo > 0 && upTo < last
+		if upTo == 0 {
+			upTo = last
+		}
 		row := tx.QueryRow(ctx, `INSERT INTO sessions (id, title, cwd, provider, provider_locked, permission_mode,
 				model, parent_id, provider_session_id, next_line)
-			SELECT $2, title, cwd, provider, provider_locked, permission_mode, model, id, provider_session_id, next_line
-			FROM (SELECT * FROM sessions WHERE id = $1 FOR SHARE) AS parent
-			RETURNING `+sessionColumns, id, NewID())
+			SELECT $2, title, cwd, provider, provider_locked, permission_mode, model, id,
+				CASE WHEN $3 THEN NULL ELSE provider_session_id END, $4
+			FROM sessions WHERE id = $1
+			RETURNING `+sessionColumns, id, NewID(), cut, upTo)
 		var err error
 		if fork, err = scanSession(row); err != nil {
 			return err
 		}
 		_, err = tx.Exec(ctx, `INSERT INTO session_messages (session_id, line, kind, payload, is_favorite, created_at)
-			SELECT $2, line, kind, payload, is_favorite, created_at FROM session_messages WHERE session_id = $1`,
-			id, fork.ID)
+			SELECT $2, line, kind, payload, is_favorite, created_at FROM session_messages
+			WHERE session_id = $1 AND line <= $3`,
+			id, fork.ID, upTo)
 		return err
 	})
+	if errors.Is(err, ErrBadLine) {
+		return Session{}, fmt.Errorf("fork session %s: %w", id, err)
+	}
 	if err != nil {
 		return Session{}, notFound(err, "fork session", id)
 	}

@@ -28,6 +28,8 @@ var (
 	ErrProviderLocked = errors.New("provider locked after the first turn")
 	// ErrBadCursor: a list cursor this package did not produce.
 	ErrBadCursor = errors.New("malformed cursor")
+	// ErrBadLine: a line the session's log cannot be cut at.
+	ErrBadLine = errors.New("bad line")
 )
 
 // Store reads and writes chat's tables through a pgx pool.

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/svc-code/svc-code/libs/protocol"
 	"path/filepath"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
@@ -31,15 +31,7 @@ const (
 )
 
 // draftJSON is a draft as every draft route answers it.
-type draftJSON struct {
-	DraftID   string    `json:"draft_id"`
-	Text      string    `json:"text"`
-	Title     string    `json:"title"`
-	Cwd       *string   `json:"cwd"`
-	SessionID *string   `json:"session_id"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
-}
+type draftJSON = protocol.Draft
 
 const draftColumns = `id, text, title, cwd, session_id, created_at, updated_at`
 

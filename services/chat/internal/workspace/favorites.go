@@ -3,10 +3,10 @@ package workspace
 import (
 	"errors"
 	"fmt"
+	"github.com/svc-code/svc-code/libs/protocol"
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
@@ -25,28 +25,10 @@ const (
 )
 
 // favoriteSessionJSON is a favorite session as the favorite routes answer it.
-type favoriteSessionJSON struct {
-	SessionID   string    `json:"session_id"`
-	Note        string    `json:"note"`
-	Title       string    `json:"title"`
-	Cwd         string    `json:"cwd"`
-	Archived    bool      `json:"archived"`
-	CostUSD     float64   `json:"cost_usd"`
-	Turns       int       `json:"turns"`
-	FavoritedAt time.Time `json:"favorited_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
-}
+type favoriteSessionJSON = protocol.FavoriteSession
 
 // favoritePromptJSON is a favorite prompt in GET /api/favorites.
-type favoritePromptJSON struct {
-	PromptID     string    `json:"prompt_id"`
-	SessionID    string    `json:"session_id"`
-	Line         int64     `json:"line"`
-	Text         string    `json:"text"`
-	SessionTitle string    `json:"session_title"`
-	Cwd          string    `json:"cwd"`
-	CreatedAt    time.Time `json:"created_at"`
-}
+type favoritePromptJSON = protocol.FavoritePrompt
 
 const favoriteSessionQuery = `SELECT f.session_id, f.note, s.title, s.cwd, s.archived, s.cost_usd::float8, s.turns,
 	f.created_at, f.updated_at FROM session_favorites f JOIN sessions s ON s.id = f.session_id`
@@ -130,6 +112,7 @@ func (s *server) putFavoriteSession(c *fiber.Ctx) error {
 	if tag.RowsAffected() == 0 { // deleted in between
 		return notFound("no session %q", id)
 	}
+	s.changed(ctx, id)
 	f, err := scanFavoriteSession(s.db.QueryRow(ctx, favoriteSessionQuery+` WHERE f.session_id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return notFound("no session %q", id)
@@ -154,6 +137,7 @@ func (s *server) deleteFavoriteSession(c *fiber.Ctx) error {
 	if tag.RowsAffected() == 0 {
 		return notFound("session %q is not a favorite", id)
 	}
+	s.changed(ctx, id)
 	return c.JSON(fiber.Map{"ok": true, "session_id": id})
 }
 

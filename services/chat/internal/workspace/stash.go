@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/jackc/pgx/v5"
@@ -21,15 +20,7 @@ import (
 const MaxStashItems = 200
 
 // stashItemJSON is a stash item as every stash route answers it.
-type stashItemJSON struct {
-	ItemID    string     `json:"item_id"`
-	SessionID string     `json:"session_id"`
-	Text      string     `json:"text"`
-	Sent      bool       `json:"sent"`
-	SentAt    *time.Time `json:"sent_at"`
-	CreatedAt time.Time  `json:"created_at"`
-	UpdatedAt time.Time  `json:"updated_at"`
-}
+type stashItemJSON = protocol.StashItem
 
 const stashColumns = `id, session_id, text, sent_at, created_at, updated_at`
 

@@ -2,10 +2,10 @@ package workspace
 
 import (
 	"fmt"
+	"github.com/svc-code/svc-code/libs/protocol"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
@@ -52,21 +52,7 @@ func cwdParam(c *fiber.Ctx) (string, error) {
 }
 
 // welcomeSessionJSON is a session of the welcome list.
-type welcomeSessionJSON struct {
-	SessionID    string    `json:"session_id"`
-	Title        string    `json:"title"`
-	Project      string    `json:"project"`
-	ProjectName  string    `json:"project_name"`
-	Provider     string    `json:"provider"`
-	FirstPrompt  string    `json:"first_prompt"`
-	CostUSD      float64   `json:"cost_usd"`
-	Turns        int       `json:"turns"`
-	FilesChanged int       `json:"files_changed"`
-	IsFavorite   bool      `json:"is_favorite"`
-	LastLine     int64     `json:"last_line"`
-	CreatedAt    time.Time `json:"created_at"`
-	UpdatedAt    time.Time `json:"updated_at"`
-}
+type welcomeSessionJSON = protocol.WelcomeSession
 
 // projectName is the last element of a project's directory.
 func projectName(cwd string) string {
@@ -117,15 +103,7 @@ func (s *server) welcomeSessions(c *fiber.Ctx) error {
 }
 
 // welcomeProjectJSON is a project (a distinct session cwd) of the welcome view.
-type welcomeProjectJSON struct {
-	Cwd              string    `json:"cwd"`
-	Name             string    `json:"name"`
-	Sessions         int       `json:"sessions"`
-	ArchivedSessions int       `json:"archived_sessions"`
-	CostUSD          float64   `json:"cost_usd"`
-	Turns            int       `json:"turns"`
-	LastActivity     time.Time `json:"last_activity"`
-}
+type welcomeProjectJSON = protocol.WelcomeProject
 
 // welcomeProjects: GET /api/welcome/projects?limit, the distinct working
 // directories of the sessions, most recently active first.
@@ -158,18 +136,7 @@ func (s *server) welcomeProjects(c *fiber.Ctx) error {
 }
 
 // searchHitJSON is one result of POST /api/welcome/search.
-type searchHitJSON struct {
-	Kind      string    `json:"kind"` // "session" (its title matched) or "prompt"
-	SessionID string    `json:"session_id"`
-	PromptID  *string   `json:"prompt_id"`
-	Line      *int64    `json:"line"`
-	Title     string    `json:"title"`
-	Cwd       string    `json:"cwd"`
-	Archived  bool      `json:"archived"`
-	Snippet   string    `json:"snippet"`
-	Rank      float64   `json:"rank"`
-	At        time.Time `json:"at"`
-}
+type searchHitJSON = protocol.SearchHit
 
 // searchSQL ranks session titles and prompts with the text search indexes
 // of the migration *_welcome.sql, whose expressions it repeats exactly.

@@ -44,6 +44,9 @@ type Deps struct {
 	// DB is chat's pool; its search_path leads to chat's tables.
 	DB  *pgxpool.Pool
 	Log *slog.Logger
+	// Changed, when set, is told of a session whose favorite flag changed
+	// (for the events sockets).
+	Changed func(ctx context.Context, sessionID string)
 	// ConfigChanged, when set, is called after a PUT /api/app/config
 	// stored a change: it tells the other services to re-read the keys
 	// (libs/confignotice). Its error is logged; the change stands.
@@ -53,12 +56,16 @@ type Deps struct {
 type server struct {
 	db            *pgxpool.Pool
 	log           *slog.Logger
+	changed       func(ctx context.Context, sessionID string)
 	configChanged func(ctx context.Context) error
 }
 
 // Register adds the workspace routes to app.
 func Register(app *fiber.App, d Deps) {
-	s := &server{db: d.DB, log: d.Log, configChanged: d.ConfigChanged}
+	s := &server{db: d.DB, log: d.Log, changed: d.Changed, configChanged: d.ConfigChanged}
+	if s.changed == nil {
+		s.changed = func(context.Context, string) {}
+	}
 
 	app.Get("/api/drafts", s.listDrafts)
 	app.Post("/api/drafts", s.createDraft)

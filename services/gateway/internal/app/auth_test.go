@@ -28,7 +28,7 @@ func TestPublicAllowlist(t *testing.T) {
 		wantStatus(t, g.do(req{path: "/instance-icons/missing.png"}), 404, "not_found")
 	})
 	private := []string{
-		"/api/info", "/api/sessions", "/chat", "/api/auth/revoke", "/",
+		"/api/info", "/api/sessions", "/chat", "/api/events", "/api/auth/revoke", "/",
 		"/health/", "/login/", "/HEALTH", "/sw.js/x", "/manifest.json.bak",
 		"/static/css/other.css", "/static/css/login.css/", "/instance-icons", "/instance-icons/",
 		"/instance-icons/../api/info", "/instance-icons/%2e%2e/api/info", "//api/info",

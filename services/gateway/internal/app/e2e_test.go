@@ -107,7 +107,39 @@ func TestEndToEndWithRealBackends(t *testing.T) {
 	for _, path := range []string{"/api/sessions", "/api/drafts", "/api/turns", "/api/app/helpers/status", "/api/terminals"} {
 		wantStatus(t, g.do(req{path: path, headers: bearer(tok)}), 200, "")
 	}
+
+	// The events socket reaches chat: a snapshot first, then a session
+	// created through the gateway.
+	ev, status, err := g.dialWS("/api/events", http.Header{"Authorization": {"Bearer " + tok}})
+	if err != nil {
+		t.Fatalf("dial /api/events: %v (status %d)", err, status)
+	}
+	defer ev.Close()
+	readEvent := func() map[string]any {
+		t.Helper()
+		_ = ev.SetReadDeadline(time.Now().Add(10 * time.Second))
+		var f map[string]any
+		if err := ev.ReadJSON(&f); err != nil {
+			t.Fatalf("read an event: %v", err)
+		}
+		return f
+	}
+	if f := readEvent(); f["type"] != "snapshot" {
+		t.Fatalf("first event %v, want snapshot", f)
+	}
+	created := g.do(req{method: "POST", path: "/api/sessions", body: `{"cwd":` + strconvQuote(t.TempDir()) + `}`,
+		headers: map[string]string{"Authorization": "Bearer " + tok, "Content-Type": "application/json"}})
+	wantStatus(t, created, 201, "")
+	id, _ := created.json(t)["session_id"].(string)
+	for {
+		f := readEvent()
+		if s, _ := f["session"].(map[string]any); f["type"] == "session" && s["session_id"] == id {
+			break
+		}
+	}
 }
+
+func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
 
 func repoRoot(t *testing.T) string {
 	t.Helper()

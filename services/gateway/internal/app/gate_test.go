@@ -236,6 +236,12 @@ func TestWebSocketAuth(t *testing.T) {
 		{"cookie, own origin", "/chat", hdr("Cookie", "svc_auth="+ck, "Origin", g.origin), 101},
 		{"tkn, own origin", "/chat?tkn=" + tok, hdr("Origin", g.origin), 101},
 		{"bearer, no origin", "/chat", hdr("Authorization", "Bearer "+tok), 101},
+		{"events: no credential", "/api/events", nil, 401},
+		{"events: cookie without origin", "/api/events", hdr("Cookie", "svc_auth="+ck), 403},
+		{"events: cookie, cross-site origin", "/api/events", hdr("Cookie", "svc_auth="+ck, "Origin", "https://evil.example"), 403},
+		{"events: tkn without origin", "/api/events?tkn=" + tok, nil, 403},
+		{"events: cookie, own origin", "/api/events", hdr("Cookie", "svc_auth="+ck, "Origin", g.origin), 101},
+		{"events: bearer, no origin", "/api/events", hdr("Authorization", "Bearer "+tok), 101},
 		{"bearer, terminal route", "/ws/terminal?session=s1", hdr("Authorization", "Bearer "+tok), 101},
 	}
 	for _, tt := range tests {

@@ -103,7 +103,7 @@ func (b *backend) serve(w http.ResponseWriter, r *http.Request) {
 	b.lastReq = r.Clone(context.Background())
 	b.mu.Unlock()
 	switch {
-	case r.URL.Path == "/chat" || r.URL.Path == "/ws/terminal":
+	case r.URL.Path == "/chat" || r.URL.Path == "/api/events" || r.URL.Path == "/ws/terminal":
 		c, err := b.upgrader.Upgrade(w, r, nil)
 		if err != nil {
 			return

@@ -36,6 +36,7 @@ var Table = []Entry{
 	{"/api/health/analytics", Analytics},
 
 	{"/chat", Chat},
+	{"/api/events", Chat},
 	{"/api/sessions", Chat},
 	{"/api/session", Chat},
 	{"/api/active-sessions", Chat},

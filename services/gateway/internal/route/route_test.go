@@ -13,6 +13,8 @@ func TestMatch(t *testing.T) {
 		{"/chat", Chat},
 		{"/chat/", Chat},
 		{"/chatty", ""},
+		{"/api/events", Chat},
+		{"/api/eventsx", ""},
 		{"/api/sessions", Chat},
 		{"/api/sessions/abc/logs/messages", Chat},
 		{"/api/sessions/abc/changes", Shadow},

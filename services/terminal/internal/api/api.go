@@ -266,22 +266,10 @@ func (s *server) deleteTerminal(c *fiber.Ctx) error {
 }
 
 // execRequest is POST /api/exec's body.
-type execRequest struct {
-	Command  string   `json:"command"`
-	Cwd      string   `json:"cwd"`
-	TimeoutS *float64 `json:"timeout_s"`
-}
+type execRequest = protocol.ExecRequest
 
 // execResult is its answer (with the error envelope's fields on a timeout).
-type execResult struct {
-	Error      string `json:"error,omitempty"`
-	Message    string `json:"message,omitempty"`
-	Stdout     string `json:"stdout"`
-	Stderr     string `json:"stderr"`
-	ExitCode   int    `json:"exit_code"`
-	DurationMS int64  `json:"duration_ms"`
-	Truncated  bool   `json:"truncated"`
-}
+type execResult = protocol.ExecResponse
 
 // exec answers POST /api/exec.
 func (s *server) exec(c *fiber.Ctx) error {
