@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/svc-code/svc-code/libs/envconf"
+	"github.com/svc-code/svc-code/libs/secretpaths"
 )
 
 // EnvVar names the variable (and, with _FILE, the file) holding the secret.
@@ -43,7 +44,7 @@ func Load(r *envconf.Reader, dataHome string) (Secret, error) {
 	if err := r.Err(); err != nil {
 		return Secret{}, err
 	}
-	return loadOrCreate(filepath.Join(dataHome, "internal.key"))
+	return loadOrCreate(filepath.Join(dataHome, secretpaths.InternalKeyFile))
 }
 
 // FromString wraps a known secret (tests, benchmarks).

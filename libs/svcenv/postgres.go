@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/svc-code/svc-code/libs/envconf"
+	"github.com/svc-code/svc-code/libs/secretpaths"
 )
 
 // PostgreSQL variables, and the file in the data home where
@@ -19,7 +20,7 @@ import (
 const (
 	EnvDatabaseURL         = "DATABASE_URL"
 	EnvReadonlyDatabaseURL = "READONLY_DATABASE_URL"
-	PostgresEnvFile        = "postgres.env"
+	PostgresEnvFile        = secretpaths.PostgresEnvFile
 )
 
 // ReadPostgresEnv reads <dataHome>/postgres.env: KEY=VALUE lines, with blank

@@ -8,6 +8,7 @@ require (
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/svc-code/svc-code/deploy/helpers v0.0.0
 	github.com/svc-code/svc-code/libs v0.0.0
+	golang.org/x/sys v0.49.0
 )
 
 require (
@@ -27,7 +28,6 @@ require (
 	go.uber.org/atomic v1.12.0 // indirect
 	go.uber.org/goleak v1.3.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
-	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 )
 

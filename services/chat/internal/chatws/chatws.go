@@ -276,7 +276,9 @@ func (s *server) join(c *conn, sess store.Session, reconnect bool) (*room.Room, 
 	desc, _ := providers.Lookup(sess.Provider)
 	queue := []protocol.QueuedPrompt{}
 	kick := false
-	if reconnect { // a new session has none
+	// A new session has none, nor has one whose owner (this instance)
+	// knows its queue to be empty.
+	if reconnect && !r.QueueEmpty() {
 		ctx, cancel := context.WithTimeout(context.Background(), replayTimeout)
 		q, err := s.Store.Queue(ctx, sess.ID)
 		cancel()

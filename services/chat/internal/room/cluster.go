@@ -342,7 +342,7 @@ func (r *Room) claim(ctx context.Context) (bool, error) {
 	r.takeover(ctx)
 	// Another owner may have changed the queue since it was read here.
 	r.promptMu.Lock()
-	r.queueKnown = false
+	r.setQueueLenLocked(0, false)
 	r.promptMu.Unlock()
 	r.kickQueue() // prompts a previous owner left queued
 	return true, nil

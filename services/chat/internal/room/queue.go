@@ -42,7 +42,7 @@ func (r *Room) queueLenLocked(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	r.queueLen, r.queueKnown = len(q), true
+	r.setQueueLenLocked(len(q), true)
 	return r.queueLen, nil
 }
 
@@ -51,11 +51,29 @@ func (r *Room) queueLenLocked(ctx context.Context) (int, error) {
 // Only the owner changes the queue, and it always knows the length once it
 // has, so a length read before such a change is never taken.
 func (r *Room) NoteQueueLen(n int) {
-	r.promptMu.Lock()
+	// Never waits: whoever holds promptMu is at the queue, and will know.
+	if !r.promptMu.TryLock() {
+		return
+	}
 	defer r.promptMu.Unlock()
 	if !r.queueKnown {
-		r.queueLen, r.queueKnown = n, true
+		r.setQueueLenLocked(n, true)
 	}
+}
+
+// QueueEmpty reports whether the room knows for sure that its queue is
+// empty: it owns the session (only the owner changes the queue) and has
+// read or kept the queue's length since. A joining socket then needs no
+// read of it.
+func (r *Room) QueueEmpty() bool {
+	// Without promptMu, which a send_now holds through a stop.
+	return r.queueEmpty.Load() && r.m.ownedHere(r)
+}
+
+// setQueueLenLocked keeps the queue's length; r.promptMu must be held.
+func (r *Room) setQueueLenLocked(n int, known bool) {
+	r.queueLen, r.queueKnown = n, known
+	r.queueEmpty.Store(known && n == 0)
 }
 
 // queueChangedLocked tells every socket the whole queue and the events
@@ -63,11 +81,11 @@ func (r *Room) NoteQueueLen(n int) {
 func (r *Room) queueChangedLocked(ctx context.Context) {
 	q, err := r.m.cfg.Store.Queue(ctx, r.id)
 	if err != nil {
-		r.queueKnown = false
+		r.setQueueLenLocked(0, false)
 		r.m.log.ErrorContext(ctx, "read the prompt queue", "session_id", r.id, "err", err)
 		return
 	}
-	r.queueLen, r.queueKnown = len(q), true
+	r.setQueueLenLocked(len(q), true)
 	items := make([]protocol.QueuedPrompt, len(q))
 	for i, it := range q {
 		items[i] = it.JSON()
@@ -123,7 +141,7 @@ func (r *Room) sendFirstLocked(ctx context.Context) {
 	if err != nil {
 		r.m.log.ErrorContext(ctx, "send a queued prompt", "session_id", r.id, "err", err)
 		r.Broadcast(ErrorFrame("could not send the first queued prompt: it stays queued"))
-		r.queueKnown = false
+		r.setQueueLenLocked(0, false)
 		return
 	}
 	r.queueChangedLocked(ctx)

@@ -356,6 +356,7 @@ type Room struct {
 	promptMu   sync.Mutex
 	queueLen   int
 	queueKnown bool
+	queueEmpty atomic.Bool // queueKnown && queueLen == 0, read without promptMu
 	// stateMu serialises writing the live state to Redis; stateWritten is
 	// the value written last (state.go).
 	stateMu      sync.Mutex

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/svc-code/svc-code/libs/envconf"
+	"github.com/svc-code/svc-code/libs/secretpaths"
 	"github.com/svc-code/svc-code/libs/svcenv"
 	"github.com/svc-code/svc-code/services/shadow/internal/journal"
 )
@@ -52,6 +53,9 @@ type Config struct {
 	// ExtraDirs is SHADOW_EXTRA_DIRS: colon-separated absolute paths the
 	// file routes may also reach.
 	ExtraDirs string
+	// Private is what the file, search, view and journal routes never
+	// reach: svc-code's secrets (libs/secretpaths), from this environment.
+	Private secretpaths.Set
 	// Listener, when set, is served instead of listening on Addr: tests pass
 	// one bound to 127.0.0.1:0 to learn the address. Run closes it.
 	Listener net.Listener
@@ -79,6 +83,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			r.Fail("%s: %q is not an absolute path", EnvExtraDirs, d)
 		}
 	}
+	cfg.Private = secretpaths.For(getenv, os.Environ())
 	cfg.Consumer = r.String(EnvConsumer, "")
 	if cfg.Consumer == "" {
 		host, _ := os.Hostname()

@@ -17,9 +17,12 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
 
+	"github.com/svc-code/svc-code/libs/confignotice"
 	"github.com/svc-code/svc-code/libs/pgmigrate/pgmigratetest"
 	"github.com/svc-code/svc-code/libs/protocol"
+	"github.com/svc-code/svc-code/libs/redisx"
 )
 
 const filesTestSecret = "0123456789abcdef-shadow-files-tests"
@@ -88,7 +91,9 @@ func TestRunServesFilesInTheRoots(t *testing.T) {
 	cfg.Listener = ln
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Run(ctx, cfg, slog.New(slog.DiscardHandler)) }()
+	reread := make(chan struct{}, 16)
+	log := slog.New(messageHandler{msg: "config change notice: allowed roots re-read", seen: reread})
+	go func() { done <- Run(ctx, cfg, log) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -147,7 +152,58 @@ func TestRunServesFilesInTheRoots(t *testing.T) {
 			t.Errorf("roots: %d %s lacks %s", status, body, name)
 		}
 	}
+
+	// A change of extra_dirs applies to the next request once chat's change
+	// notice arrives, not at the end of the roots cache's life.
+	setting, _ = json.Marshal([]string{dirs["setting"], dirs["outside"]})
+	if _, err := pool.Exec(context.Background(), `UPDATE app_settings SET value = $1 WHERE key = 'config/extra_dirs'`, setting); err != nil {
+		t.Fatal(err)
+	}
+	opts, err := redis.ParseURL(redisURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(opts)
+	t.Cleanup(func() { _ = rdb.Close() })
+	keys := redisx.Keys{Prefix: vars["REDIS_PREFIX"]}
+	deadline := time.After(10 * time.Second)
+	tick := time.NewTicker(50 * time.Millisecond) // published again until heard: the subscription may not be up yet
+	defer tick.Stop()
+	for {
+		if err := confignotice.Publish(context.Background(), rdb, keys); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-reread: // this one, or the re-read that follows the subscription itself
+			status, body = do(http.MethodGet, "/api/file?path="+url.QueryEscape(filepath.Join(dirs["outside"], "f.txt")), "")
+			if status == http.StatusOK && strings.Contains(body, `outside file\n`) {
+				return
+			}
+		case <-tick.C:
+		case <-deadline:
+			t.Fatalf("shadow did not re-read its roots on a config change notice: outside is %d %s", status, body)
+		}
+	}
 }
+
+// messageHandler is a slog handler that tells seen each time msg is logged.
+type messageHandler struct {
+	msg  string
+	seen chan<- struct{}
+}
+
+func (h messageHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h messageHandler) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == h.msg {
+		select {
+		case h.seen <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+func (h messageHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h messageHandler) WithGroup(string) slog.Handler      { return h }
 
 // waitReady polls ready until it holds, failing the test after 30 s.
 func waitReady(t *testing.T, ready func() bool) {

@@ -32,9 +32,9 @@ func startJournal(ctx context.Context, cfg Config, home string, api *fiber.App, 
 	sessions := project.PGSessions{Pool: db}
 	store := project.NewStore(cfg.DataHome, sessions)
 	sizeCap := journal.AppSettingsCap(db, cfg.MaxFileMB, log)
-	jnl := journal.New(store, log, journal.Options{MaxFileMB: sizeCap})
+	allowed := allowedRoots(cfg, home, db, log)
+	jnl := journal.New(store, log, journal.Options{MaxFileMB: sizeCap, Private: allowed.Denied})
 	turns := journal.NewTurns(db)
-	allowed := roots.Default(cfg.DataHome, home, db, cfg.ExtraDirs).OnError(roots.LogTo(log))
 	allow := func(ctx context.Context, cwd string) error {
 		_, err := allowed.Resolve(ctx, cwd)
 		switch {
@@ -46,7 +46,7 @@ func startJournal(ctx context.Context, cfg Config, home string, api *fiber.App, 
 		return err
 	}
 	shadowapi.Register(api, shadowapi.Deps{Journal: jnl, Turns: turns, Sessions: sessions, Log: log})
-	gitapi.Register(api, gitapi.Deps{Allow: allow})
+	gitapi.Register(api, gitapi.Deps{Allow: allow, Private: allowed.Denied})
 	projectapi.Register(api, projectapi.Deps{Store: store, MaxFileMB: sizeCap, Allow: allow})
 
 	stream := redisx.Keys{Prefix: cfg.RedisPrefix}.Key("turns")

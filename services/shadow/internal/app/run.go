@@ -8,7 +8,11 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+
 	"github.com/svc-code/svc-code/deploy/helpers"
+	"github.com/svc-code/svc-code/libs/confignotice"
 	"github.com/svc-code/svc-code/libs/pgmigrate"
 	"github.com/svc-code/svc-code/libs/redisx"
 	"github.com/svc-code/svc-code/libs/svcenv"
@@ -69,7 +73,9 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		}
 	}
 	helpersapi.Register(api, helpersapi.Deps{Targets: helpers.DefaultTargets(home, os.Getenv), Log: log})
-	files.Register(api, files.Deps{Roots: roots.Default(cfg.DataHome, home, db, cfg.ExtraDirs).OnError(roots.LogTo(log)), Log: log})
+	resolver := allowedRoots(cfg, home, db, log)
+	files.Register(api, files.Deps{Roots: resolver, Log: log})
+	defer watchConfig(ctx, rdb, redisx.Keys{Prefix: cfg.RedisPrefix}, resolver, log)()
 	defer startJournal(ctx, cfg, home, api, rdb, db, log)() // stops the turn consumer before Redis and PostgreSQL close
 	ln, err := svchttp.Listen(ctx, cfg.Listener, cfg.Addr)
 	if err != nil {
@@ -77,4 +83,30 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	}
 	log.InfoContext(ctx, "listening", "addr", ln.Addr().String(), "data_home", cfg.DataHome)
 	return svchttp.Serve(ctx, api, ln, cfg.ShutdownTimeout, log)
+}
+
+// allowedRoots is the resolver of every route that takes a user's path:
+// the roots, less svc-code's secrets, with ~ standing for home.
+func allowedRoots(cfg Config, home string, db *pgxpool.Pool, log *slog.Logger) *roots.Resolver {
+	return roots.Default(cfg.DataHome, home, db, cfg.ExtraDirs).OnError(roots.LogTo(log)).Private(cfg.Private).ExpandHome(home)
+}
+
+// watchConfig drops the cached roots on each change notice chat publishes
+// on Redis (libs/confignotice), so that a change of extra_dirs applies to
+// the next request; the cache's 2 s life stays as the fallback. It returns
+// a function that stops watching and waits for it.
+func watchConfig(ctx context.Context, rdb *redis.Client, keys redisx.Keys, r *roots.Resolver, log *slog.Logger) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		confignotice.Watch(ctx, rdb, keys, func(ctx context.Context) {
+			r.Invalidate()
+			log.InfoContext(ctx, "config change notice: allowed roots re-read")
+		})
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
 }

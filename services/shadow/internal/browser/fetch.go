@@ -177,6 +177,9 @@ func ParseURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
+// checkURL checks u (the first URL or a redirect's) and writes an IP
+// address host the way a browser reads it (127.1 becomes 127.0.0.1), so
+// the request goes where a browser's would and names that address.
 func checkURL(u *url.URL) error {
 	switch {
 	case u.Scheme != "http" && u.Scheme != "https":
@@ -186,9 +189,20 @@ func checkURL(u *url.URL) error {
 	case u.User != nil:
 		return fmt.Errorf("%w: URLs with user information are refused", ErrBadURL)
 	}
-	if p := u.Port(); p != "" {
+	p := u.Port()
+	if p != "" {
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
 			return fmt.Errorf("%w: bad port %q", ErrBadURL, p)
+		}
+	}
+	ip, isIP, err := ParseHost(u.Hostname())
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrBadURL, err) //nolint:errorlint // the host error is shown, not matched
+	}
+	if isIP && ip.Is4() {
+		u.Host = ip.String()
+		if p != "" {
+			u.Host = net.JoinHostPort(u.Host, p)
 		}
 	}
 	return nil
@@ -229,8 +243,14 @@ func (f *Fetcher) dial(ctx context.Context, network, addr string) (net.Conn, err
 	return nil, fmt.Errorf("dial %s: %w", host, firstErr)
 }
 
+// lookup answers host's addresses: an address literal as a browser reads
+// it (never sent to DNS), else what the resolver says.
 func (f *Fetcher) lookup(ctx context.Context, host string) ([]netip.Addr, error) {
-	if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+	ip, isIP, err := ParseHost(strings.Trim(host, "[]"))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%w: %v", ErrBadURL, err) //nolint:errorlint // the host error is shown, not matched
+	case isIP:
 		return []netip.Addr{ip}, nil
 	}
 	ips, err := f.opts.Resolver.LookupNetIP(ctx, "ip", host)

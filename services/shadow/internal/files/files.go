@@ -114,7 +114,7 @@ func queryBool(c *fiber.Ctx, name string, def bool) (bool, error) {
 }
 
 // resolve checks the path parameter and returns it cleaned (as the client
-// named it) and resolved (what to touch).
+// named it, a leading ~ expanded) and resolved (what to touch).
 func (s *server) resolve(ctx context.Context, p string) (clean, resolved string, err error) {
 	if p == "" {
 		return "", "", badRequest("the path parameter is required (an absolute path)")
@@ -123,13 +123,15 @@ func (s *server) resolve(ctx context.Context, p string) (clean, resolved string,
 	if err != nil {
 		return "", "", pathError(err, p)
 	}
-	clean, _ = roots.Clean(p)
+	clean, _ = roots.Clean(s.Roots.Expand(p))
 	return clean, resolved, nil
 }
 
 // pathError maps a resolution or file system error to the envelope.
 func pathError(err error, p string) error {
 	switch {
+	case errors.Is(err, roots.ErrPrivate):
+		return protocol.Errorf(protocol.CodeForbidden, "svc-code keeps its secrets there (its config directory, data home or key files): no file route reaches them")
 	case errors.Is(err, roots.ErrInvalid):
 		return badRequest("bad path: %s", strings.TrimPrefix(err.Error(), roots.ErrInvalid.Error()+": "))
 	case errors.Is(err, roots.ErrForbidden):

@@ -16,6 +16,7 @@ import (
 
 	"github.com/svc-code/svc-code/libs/internalauth"
 	"github.com/svc-code/svc-code/libs/protocol"
+	"github.com/svc-code/svc-code/libs/secretpaths"
 	"github.com/svc-code/svc-code/libs/svchttp"
 	"github.com/svc-code/svc-code/services/shadow/internal/browser"
 	"github.com/svc-code/svc-code/services/shadow/internal/files"
@@ -38,6 +39,22 @@ type env struct {
 	home     string
 	outside  string
 	searcher *search.Searcher
+}
+
+// Where svc-code keeps its secrets in this environment: HOME is home, the
+// data home ~/.svc-code, XDG_CONFIG_HOME ~/xdg, and REDIS_PASSWORD_FILE
+// ~/run/redis.pass (files the tests of private_test.go create).
+func (e *env) vars() map[string]string {
+	return map[string]string{
+		"HOME":                e.home,
+		"XDG_CONFIG_HOME":     filepath.Join(e.home, "xdg"),
+		"REDIS_PASSWORD_FILE": filepath.Join(e.home, "run", "redis.pass"),
+	}
+}
+
+func (e *env) private() secretpaths.Set {
+	vars := e.vars()
+	return secretpaths.For(func(k string) string { return vars[k] }, nil)
 }
 
 func mustEnv(t *testing.T, fetcher *browser.Fetcher) *env {
@@ -81,7 +98,7 @@ func mustEnv(t *testing.T, fetcher *browser.Fetcher) *env {
 		Log:       slog.New(slog.NewTextHandler(t.Output(), nil)),
 	})
 	files.Register(e.app, files.Deps{
-		Roots:    roots.New(0, roots.Static(e.home)),
+		Roots:    roots.New(0, roots.Static(e.home)).Private(e.private()).ExpandHome(e.home),
 		Searcher: e.searcher,
 		Fetcher:  fetcher,
 		Log:      slog.New(slog.NewTextHandler(t.Output(), nil)),

@@ -116,3 +116,34 @@ func TestProxyProductionPolicy(t *testing.T) {
 	wantError(t, e.get(t, "/api/browser/proxy?url="+q(site.URL)), 403, protocol.CodeForbidden)
 	wantError(t, e.get(t, "/api/browser/proxy?url="+q(strings.Replace(site.URL, "127.0.0.1", "localhost", 1))), 403, protocol.CodeForbidden)
 }
+
+// countingResolver finds no name and counts the lookups.
+type countingResolver struct {
+	mu    sync.Mutex
+	hosts []string
+}
+
+func (r *countingResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.hosts = append(r.hosts, host)
+	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+}
+
+// TestProxyNumericLoopbackRefused: hosts a browser reads as loopback or
+// private addresses are 403 without a DNS lookup, like dotted ones.
+func TestProxyNumericLoopbackRefused(t *testing.T) {
+	res := &countingResolver{}
+	e := mustEnv(t, browser.NewFetcher(browser.Options{Resolver: res}))
+	for _, host := range []string{
+		"127.1", "2130706433", "0x7f000001", "0177.0.0.1", "127.0.0.1.", "[::ffff:127.0.0.1]", "10.1", "0xa9fea9fe",
+	} {
+		a := e.get(t, "/api/browser/proxy?url="+q("http://"+host+":8773/api/health/shadow"))
+		wantError(t, a, 403, protocol.CodeForbidden)
+	}
+	res.mu.Lock()
+	defer res.mu.Unlock()
+	if len(res.hosts) > 0 {
+		t.Errorf("looked up %v: an address literal must not reach DNS", res.hosts)
+	}
+}

@@ -76,7 +76,7 @@ func (s *server) rawFile(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	f, fi, err := openRegular(resolved, shown)
+	f, fi, err := s.openRegular(c.UserContext(), resolved, shown)
 	if err != nil {
 		return err
 	}

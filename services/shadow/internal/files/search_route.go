@@ -67,6 +67,10 @@ func (s *server) search(c *fiber.Ctx) error {
 		return badRequest("%s is not a directory: search a directory", shown)
 	}
 	q.Root = resolved
+	denied := s.Roots.Denied()
+	q.Private = func(abs string, isDir bool) bool {
+		return denied.Path(abs) || !isDir && denied.LinkedPath(abs)
+	}
 	ctx, cancel := context.WithTimeout(c.UserContext(), SearchTimeout)
 	defer cancel()
 	res, err := s.Searcher.Search(ctx, q, query(c, "engine"))

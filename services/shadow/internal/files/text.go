@@ -2,28 +2,49 @@ package files
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"syscall"
+	"path"
+	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/svc-code/svc-code/libs/protocol"
+	"github.com/svc-code/svc-code/services/shadow/internal/beneath"
+	"github.com/svc-code/svc-code/services/shadow/internal/roots"
 )
 
-// openRegular opens the resolved path for reading: never through a link
-// put there since the check (O_NOFOLLOW), never blocking on a FIFO
-// (O_NONBLOCK, then a regular file is required).
-func openRegular(resolved, shown string) (*os.File, fs.FileInfo, error) {
-	f, err := os.OpenFile(resolved, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+// openRegular opens the resolved path for reading: every directory from
+// its root down opened with no symbolic link allowed (a parent swapped for
+// a link since the check is refused), the file itself never through a link
+// (O_NOFOLLOW), never blocking on a FIFO (O_NONBLOCK, then a regular file
+// is required), never another name (a hard link) of one of svc-code's
+// secret files.
+func (s *server) openRegular(ctx context.Context, resolved, shown string) (*os.File, fs.FileInfo, error) {
+	root, rel, err := s.rootOf(ctx, resolved, shown)
 	if err != nil {
-		return nil, nil, pathError(err, shown)
+		return nil, nil, err
+	}
+	if hookChecked != nil {
+		hookChecked(resolved)
+	}
+	dirRel, name := path.Split(rel)
+	dir, err := beneath.OpenDir(root, strings.TrimSuffix(dirRel, "/"), false, 0)
+	if err != nil {
+		return nil, nil, readPathError(err, shown)
+	}
+	f, err := dir.OpenRead(name)
+	_ = dir.Close()
+	if err != nil {
+		return nil, nil, readPathError(err, shown)
 	}
 	fi, err := f.Stat()
 	switch {
@@ -33,6 +54,8 @@ func openRegular(resolved, shown string) (*os.File, fs.FileInfo, error) {
 		err = badRequest("%s is a directory: list it with GET /api/files", shown)
 	case !fi.Mode().IsRegular():
 		err = badRequest("%s is not a regular file", shown)
+	case s.Roots.Denied().Linked(fi):
+		err = pathError(roots.ErrPrivate, shown)
 	}
 	if err != nil {
 		_ = f.Close() // read-only: nothing to lose
@@ -43,8 +66,8 @@ func openRegular(resolved, shown string) (*os.File, fs.FileInfo, error) {
 
 // readText reads a whole text file: over MaxTextBytes is 413, binary
 // content 415.
-func readText(resolved, shown string) ([]byte, fs.FileInfo, error) {
-	f, fi, err := openRegular(resolved, shown)
+func (s *server) readText(ctx context.Context, resolved, shown string) ([]byte, fs.FileInfo, error) {
+	f, fi, err := s.openRegular(ctx, resolved, shown)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -66,6 +89,15 @@ func readText(resolved, shown string) ([]byte, fs.FileInfo, error) {
 		}
 	}
 	return data, fi, nil
+}
+
+// readPathError is pathError, with a symbolic link found on the way (the
+// path changed since its check) refused as forbidden.
+func readPathError(err error, shown string) error {
+	if errors.Is(err, beneath.ErrSymlink) {
+		return protocol.Errorf(protocol.CodeForbidden, "%s: a symbolic link appeared on the path since it was checked", shown)
+	}
+	return pathError(err, shown)
 }
 
 func tooLarge(shown string, size int64) error {
@@ -104,7 +136,7 @@ func (s *server) readFile(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	data, fi, err := readText(resolved, shown)
+	data, fi, err := s.readText(c.UserContext(), resolved, shown)
 	if err != nil {
 		return err
 	}

@@ -107,7 +107,7 @@ func (s *server) view(c *fiber.Ctx) error {
 	if isHTML(resolved) {
 		return s.sendHTMLFile(c, resolved, shown)
 	}
-	f, fi, err := openRegular(resolved, shown)
+	f, fi, err := s.openRegular(c.UserContext(), resolved, shown)
 	if err != nil {
 		return err
 	}
@@ -178,7 +178,7 @@ func (s *server) sendView(c *fiber.Ctx, d viewData) error {
 
 // sendHTMLFile serves a local HTML file as a page, sandboxed.
 func (s *server) sendHTMLFile(c *fiber.Ctx, resolved, shown string) error {
-	f, fi, err := openRegular(resolved, shown)
+	f, fi, err := s.openRegular(c.UserContext(), resolved, shown)
 	if err != nil {
 		return err
 	}

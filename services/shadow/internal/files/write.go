@@ -1,12 +1,12 @@
 package files
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
+	"path"
 	"strings"
 	"sync"
 	"syscall"
@@ -15,6 +15,8 @@ import (
 
 	"github.com/svc-code/svc-code/libs/protocol"
 	"github.com/svc-code/svc-code/libs/svchttp"
+	"github.com/svc-code/svc-code/services/shadow/internal/beneath"
+	"github.com/svc-code/svc-code/services/shadow/internal/roots"
 )
 
 // writeRequest is the body of POST /api/file/write.
@@ -36,6 +38,11 @@ type writeJSON struct {
 	Mtime   string `json:"mtime"`
 	Version string `json:"version"`
 }
+
+// hookChecked, set by tests only, runs between the path's check and its
+// first use (a write, or opening a file to read): a test swaps a parent
+// directory for a symbolic link there.
+var hookChecked func(resolved string)
 
 // newFileMode is the mode of a file the write creates.
 const newFileMode = 0o644
@@ -59,45 +66,107 @@ func (s *server) writeFile(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	if hookChecked != nil {
+		hookChecked(resolved)
+	}
+	root, rel, err := s.rootOf(c.UserContext(), resolved, shown)
+	if err != nil {
+		return err
+	}
 	unlock := s.locks.lock(resolved)
 	defer unlock()
 
-	content := []byte(*req.Content)
-	old, err := os.Lstat(resolved)
-	exists := err == nil
+	// Every directory from the root down is opened with no symbolic link
+	// allowed (beneath): a parent swapped for a link since the check is
+	// refused, not followed.
+	dirRel, name := path.Split(rel)
+	dirRel = strings.TrimSuffix(dirRel, "/")
+	dir, err := beneath.OpenDir(root, dirRel, false, 0)
+	var old fs.FileInfo
+	exists := false
 	switch {
+	case err == nil:
+		defer dir.Close()
+		old, err = dir.Lstat(name)
+		exists = err == nil
+		switch {
+		case err != nil && !errors.Is(err, fs.ErrNotExist):
+			return writePathError(err, shown)
+		case exists && old.IsDir():
+			return badRequest("%s is a directory", shown)
+		case exists && !old.Mode().IsRegular():
+			return badRequest("%s is not a regular file", shown)
+		case exists && s.Roots.Denied().Linked(old):
+			return pathError(roots.ErrPrivate, shown)
+		}
 	case errors.Is(err, syscall.ENOTDIR):
 		return badRequest("the parent of %s is not a directory", shown)
-	case err != nil && !errors.Is(err, fs.ErrNotExist):
-		return pathError(err, shown)
-	case exists && old.IsDir():
-		return badRequest("%s is a directory", shown)
-	case exists && !old.Mode().IsRegular():
-		return badRequest("%s is not a regular file", shown)
+	case !errors.Is(err, fs.ErrNotExist):
+		return writePathError(err, shown)
 	}
-	if err := checkVersion(req.ExpectedVersion, resolved, shown, exists); err != nil {
+	if err := checkVersion(req.ExpectedVersion, dir, name, shown, exists); err != nil {
 		return err
 	}
-	dir := filepath.Dir(resolved)
-	if err := ensureDir(dir, shown, req.CreateDirs); err != nil {
-		return err
+	if dir == nil { // a parent directory is missing
+		if !req.CreateDirs {
+			return protocol.Errorf(protocol.CodeNotFound, "the directory of %s does not exist (set create_dirs to create it)", shown)
+		}
+		dir, err = beneath.OpenDir(root, dirRel, true, 0o755)
+		switch {
+		case errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.EEXIST):
+			return badRequest("the parent of %s is not a directory", shown)
+		case err != nil:
+			return writePathError(err, shown)
+		}
+		defer dir.Close()
 	}
 	mode := fs.FileMode(newFileMode)
 	if exists {
 		mode = old.Mode().Perm()
 	}
-	if err := atomicWrite(resolved, content, mode, old); err != nil {
-		return pathError(err, shown)
+	content := []byte(*req.Content)
+	if err := atomicWrite(dir, name, content, mode, old); err != nil {
+		return writePathError(err, shown)
 	}
-	fi, err := os.Stat(resolved)
+	fi, err := dir.Lstat(name)
 	if err != nil {
 		return fmt.Errorf("stat %s: %w", resolved, err)
 	}
 	return c.JSON(writeJSON{Path: shown, Size: int64(len(content)), Mtime: mtime(fi), Version: Version(content)})
 }
 
+// rootOf answers the allowed root that holds resolved (the deepest) and
+// resolved's path below it.
+func (s *server) rootOf(ctx context.Context, resolved, shown string) (root, rel string, err error) {
+	list, err := s.Roots.Roots(ctx)
+	if err != nil {
+		return "", "", err
+	}
+	for _, r := range list {
+		if roots.Within(resolved, r) && len(r) > len(root) {
+			root = r
+		}
+	}
+	switch root {
+	case "":
+		return "", "", pathError(roots.ErrForbidden, shown) // the roots changed since the check
+	case resolved:
+		return "", "", badRequest("%s is a directory", shown)
+	}
+	return root, strings.TrimPrefix(strings.TrimPrefix(resolved, root), "/"), nil
+}
+
+// writePathError is pathError, with a symbolic link found on the way (the
+// path changed since its check) refused as forbidden.
+func writePathError(err error, shown string) error {
+	if errors.Is(err, beneath.ErrSymlink) {
+		return protocol.Errorf(protocol.CodeForbidden, "%s: a symbolic link appeared on the path since it was checked; nothing was written", shown)
+	}
+	return pathError(err, shown)
+}
+
 // checkVersion enforces expected_version against the file as it is now.
-func checkVersion(expected *string, resolved, shown string, exists bool) error {
+func checkVersion(expected *string, dir *beneath.Dir, name, shown string, exists bool) error {
 	if expected == nil {
 		return nil
 	}
@@ -110,14 +179,14 @@ func checkVersion(expected *string, resolved, shown string, exists bool) error {
 	if *expected == "" {
 		return protocol.Errorf(protocol.CodeConflict, "%s already exists (expected_version \"\" means create only)", shown)
 	}
-	f, err := os.OpenFile(resolved, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+	f, err := dir.OpenRead(name)
 	if err != nil {
-		return pathError(err, shown)
+		return writePathError(err, shown)
 	}
 	defer f.Close()
 	current, err := io.ReadAll(f)
 	if err != nil {
-		return fmt.Errorf("read %s: %w", resolved, err)
+		return fmt.Errorf("read %s: %w", f.Name(), err)
 	}
 	if v := Version(current); v != *expected {
 		return protocol.Errorf(protocol.CodeConflict, "%s changed since it was read: its version is now %s", shown, v)
@@ -125,42 +194,20 @@ func checkVersion(expected *string, resolved, shown string, exists bool) error {
 	return nil
 }
 
-// ensureDir checks that dir exists, creating it when asked.
-func ensureDir(dir, shown string, create bool) error {
-	fi, err := os.Stat(dir)
-	switch {
-	case err == nil && fi.IsDir():
-		return nil
-	case err == nil || errors.Is(err, syscall.ENOTDIR):
-		return badRequest("the parent of %s is not a directory", shown)
-	case !errors.Is(err, fs.ErrNotExist):
-		return pathError(err, shown)
-	case !create:
-		return protocol.Errorf(protocol.CodeNotFound, "the directory of %s does not exist (set create_dirs to create it)", shown)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil { //nolint:gosec // directories as mkdir -p makes them
-		if errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.EEXIST) {
-			return badRequest("the parent of %s is not a directory", shown)
-		}
-		return pathError(err, shown)
-	}
-	return nil
-}
-
-// atomicWrite replaces path with content: a temporary file in the same
-// directory, written, synced, given the old file's mode (and owner, when
-// allowed), renamed over path, and the directory synced. A reader sees the
-// old content or the new, never a mix; a crash leaves one of the two.
-func atomicWrite(path string, content []byte, mode fs.FileMode, old fs.FileInfo) (err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+// atomicWrite replaces name in dir with content: a temporary file in the
+// same directory, written, synced, given the old file's mode (and owner,
+// when allowed), renamed over name, and the directory synced. A reader
+// sees the old content or the new, never a mix; a crash leaves one of the
+// two.
+func atomicWrite(dir *beneath.Dir, name string, content []byte, mode fs.FileMode, old fs.FileInfo) (err error) {
+	tmp, tmpName, err := dir.CreateTemp("." + name + ".tmp-")
 	if err != nil {
-		return fmt.Errorf("create temporary file in %s: %w", dir, err)
+		return fmt.Errorf("create temporary file in %s: %w", dir.Path(), err)
 	}
 	defer func() {
 		if err != nil {
-			_ = tmp.Close()           // the write failed already; this is cleanup
-			_ = os.Remove(tmp.Name()) // the same: leave no temporary file behind
+			_ = tmp.Close()         // the write failed already; this is cleanup
+			_ = dir.Remove(tmpName) // the same: leave no temporary file behind
 		}
 	}()
 	if _, err := tmp.Write(content); err != nil {
@@ -180,13 +227,10 @@ func atomicWrite(path string, content []byte, mode fs.FileMode, old fs.FileInfo)
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("close %s: %w", tmp.Name(), err)
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("rename onto %s: %w", path, err)
+	if err := dir.Rename(tmpName, name); err != nil {
+		return fmt.Errorf("rename onto %s: %w", name, err)
 	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync() // the rename is durable once the directory is
-		_ = d.Close()
-	}
+	_ = dir.Sync() // the rename is durable once the directory is
 	return nil
 }
 

@@ -52,6 +52,9 @@ type Deps struct {
 	Git gitcmd.Runner
 	// Allow, when set, vets a cwd (the allowed roots).
 	Allow func(ctx context.Context, cwd string) error
+	// Private, when set, answers svc-code's private files: diffs and
+	// patches leave them out, and their content is never shown.
+	Private func() *roots.Denied
 }
 
 type server struct{ Deps }
@@ -97,7 +100,16 @@ type repo struct {
 }
 
 func (r repo) run(ctx context.Context, limit int, args ...string) ([]byte, error) {
-	env := append([]string{"GIT_OPTIONAL_LOCKS=0", "GIT_LITERAL_PATHSPECS=1", "GIT_NO_REPLACE_OBJECTS=1"}, r.env...)
+	return r.runSpecs(ctx, limit, true, args...)
+}
+
+// runSpecs is run; literal false lets pathspec magic through (the
+// arguments then spell each pathspec's magic themselves).
+func (r repo) runSpecs(ctx context.Context, limit int, literal bool, args ...string) ([]byte, error) {
+	env := append([]string{"GIT_OPTIONAL_LOCKS=0", "GIT_NO_REPLACE_OBJECTS=1"}, r.env...)
+	if literal {
+		env = append(env, "GIT_LITERAL_PATHSPECS=1")
+	}
 	return r.git.Run(ctx, gitcmd.Cmd{
 		Dir:       r.dir,
 		Env:       env,
@@ -351,6 +363,31 @@ func withPath(args []string, path string) []string {
 	return args
 }
 
+// private answers svc-code's private files inside the repository,
+// relative to its top level (nil: none).
+func (s *server) private(r repo) []string {
+	if s.Private == nil {
+		return nil
+	}
+	return s.Private().Under(r.top)
+}
+
+// withPathExcluding is withPath leaving out the paths of private
+// (relative to the top level): the arguments are then run with
+// runSpecs(literal false), every pathspec spelled with its magic.
+func withPathExcluding(args []string, path string, private []string) []string {
+	args = append(args, "--")
+	if path != "" {
+		args = append(args, ":(literal)"+path)
+	} else {
+		args = append(args, ":(top)")
+	}
+	for _, p := range private {
+		args = append(args, ":(exclude,top,literal)"+p)
+	}
+	return args
+}
+
 // gitError turns a failing git command into a client error where the
 // client's input is the cause (an unknown revision, a bad path).
 func gitError(err error) error {
@@ -506,7 +543,12 @@ func (s *server) diff(c *fiber.Ctx) error {
 	if staged == "true" {
 		args = append(args, "--cached")
 	}
-	out, err := r.run(ctx, MaxOutput, withPath(withRevs(args, from, to), path)...)
+	var out []byte
+	if private := s.private(r); len(private) > 0 {
+		out, err = r.runSpecs(ctx, MaxOutput, false, withPathExcluding(withRevs(args, from, to), path, private)...)
+	} else {
+		out, err = r.run(ctx, MaxOutput, withPath(withRevs(args, from, to), path)...)
+	}
 	if err != nil {
 		return gitError(err)
 	}
@@ -615,6 +657,9 @@ func (s *server) show(c *fiber.Ctx) error {
 			return err
 		}
 		full := strings.TrimSpace(string(prefix)) + path
+		if s.Private != nil && s.Private().Path(filepath.Join(r.top, filepath.FromSlash(full))) {
+			return protocol.Errorf(protocol.CodeForbidden, "%s is one of svc-code's private files: its content is never shown", path)
+		}
 		out, err := r.run(ctx, MaxOutput, "cat-file", "blob", rev+":"+full)
 		if err != nil {
 			var ee *gitcmd.ExitError
@@ -637,8 +682,13 @@ func (s *server) show(c *fiber.Ctx) error {
 	if len(commits) != 1 {
 		return fmt.Errorf("show %s: unexpected log output", rev)
 	}
-	patch, err := r.run(ctx, MaxOutput, "show", "--no-color", "--no-ext-diff", "--no-textconv", "--format=",
-		"--stat=200", "--patch", rev)
+	showArgs := []string{"show", "--no-color", "--no-ext-diff", "--no-textconv", "--format=", "--stat=200", "--patch", rev}
+	var patch []byte
+	if private := s.private(r); len(private) > 0 {
+		patch, err = r.runSpecs(ctx, MaxOutput, false, withPathExcluding(showArgs, "", private)...)
+	} else {
+		patch, err = r.run(ctx, MaxOutput, showArgs...)
+	}
 	if err != nil {
 		return gitError(err)
 	}

@@ -46,6 +46,7 @@ import (
 	"github.com/svc-code/svc-code/libs/protocol"
 	"github.com/svc-code/svc-code/services/shadow/internal/gitcmd"
 	"github.com/svc-code/svc-code/services/shadow/internal/project"
+	"github.com/svc-code/svc-code/services/shadow/internal/roots"
 )
 
 // DefaultMaxFileMB is the size cap when nothing sets one.
@@ -66,6 +67,7 @@ type Journal struct {
 	gcAuto int
 	// stepTimeout bounds one turn's journaling.
 	stepTimeout time.Duration
+	private     func() *roots.Denied
 
 	mu          sync.Mutex
 	locks       map[string]*sync.Mutex
@@ -87,6 +89,9 @@ type Options struct {
 	// StepTimeout bounds the journaling of one turn event;
 	// DefaultStepTimeout when 0.
 	StepTimeout time.Duration
+	// Private answers what the journal never records, shows or writes:
+	// svc-code's secrets (the file routes' private set); nil: nothing.
+	Private func() *roots.Denied
 }
 
 // DefaultStepTimeout bounds the journaling of one turn event: a git
@@ -114,6 +119,7 @@ func New(store *project.Store, log *slog.Logger, opts Options) *Journal {
 	return &Journal{
 		store: store, git: opts.Git, cap: opts.MaxFileMB, log: log, now: opts.Now, gcAuto: opts.GCAutoObjects,
 		stepTimeout: opts.StepTimeout, locks: map[string]*sync.Mutex{}, maintaining: map[string]bool{},
+		private: opts.Private,
 	}
 }
 
@@ -169,7 +175,13 @@ func lockFile(dir string) (*os.File, error) {
 	return f, nil
 }
 
-func (j *Journal) repo(p project.Project) *Repo { return &Repo{Project: p, git: j.git} }
+func (j *Journal) repo(p project.Project) *Repo {
+	return &Repo{Project: p, git: j.git, private: j.private}
+}
+
+// errPrivateProject: the project lies in svc-code's private files (its
+// config directory, its data home), which the journal never records.
+var errPrivateProject = protocol.Errorf(protocol.CodeForbidden, "the project lies in svc-code's private files: it has no journal")
 
 // Open answers the journal of a known project (cwd resolved as in
 // project.Resolve); a project without a journal is not_found.
@@ -179,6 +191,9 @@ func (j *Journal) Open(cwd string) (*Repo, project.Meta, error) {
 		return nil, project.Meta{}, err
 	}
 	r := j.repo(p)
+	if r.denied().Path(p.Path) {
+		return nil, project.Meta{}, errPrivateProject
+	}
 	if !r.exists() {
 		return nil, project.Meta{}, protocol.Errorf(protocol.CodeNotFound, "no shadow journal for this project yet")
 	}
@@ -196,6 +211,9 @@ func (j *Journal) OpenHash(hash string) (*Repo, project.Meta, error) {
 		Dir: project.Dir(j.store.DataHome(), hash), Journal: project.JournalDir(j.store.DataHome(), hash),
 	}
 	r := j.repo(p)
+	if r.denied().Path(p.Path) {
+		return nil, project.Meta{}, errPrivateProject
+	}
 	if !r.exists() {
 		return nil, project.Meta{}, protocol.Errorf(protocol.CodeNotFound, "no shadow journal for this project yet")
 	}
@@ -262,6 +280,9 @@ func (j *Journal) begin(ctx context.Context, cwd string) (*Repo, project.Meta, f
 			return nil, project.Meta{}, nil, fmt.Errorf("%w: %s", ErrNoProject, pe.Message)
 		}
 		return nil, project.Meta{}, nil, err
+	}
+	if j.repo(p).denied().Path(p.Path) {
+		return nil, project.Meta{}, nil, fmt.Errorf("%w: %s", ErrNoProject, errPrivateProject.Message)
 	}
 	unlock := j.lock(p.Hash)
 	r := j.repo(p)
@@ -364,7 +385,7 @@ func (j *Journal) maintain(ctx context.Context, r *Repo) {
 		defer j.bg.Done()
 		unlock := j.lock(r.Project.Hash)
 		defer unlock()
-		r := &Repo{Project: r.Project, git: r.git, locked: true}
+		r := &Repo{Project: r.Project, git: r.git, locked: true, private: r.private}
 		_, err := r.run(ctx, nil, "-c", "gc.auto="+strconv.Itoa(j.gcAuto), "-c", "gc.autoDetach=false", "gc", "--auto", "--quiet")
 		if err != nil && ctx.Err() == nil {
 			j.log.WarnContext(ctx, "journal maintenance failed", "project", r.Project.Hash, "err", err)

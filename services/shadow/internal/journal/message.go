@@ -100,6 +100,8 @@ func (m message) String() string {
 			switch s.Reason {
 			case ReasonTooLarge:
 				fmt.Fprintf(&b, "%s (%d bytes, over %d MB)\n", s.Path, s.Size, m.MaxFileMB)
+			case ReasonPrivate:
+				fmt.Fprintf(&b, "%s (a link to one of svc-code's secret files)\n", s.Path)
 			default:
 				fmt.Fprintf(&b, "%s (nested git repository)\n", s.Path)
 			}

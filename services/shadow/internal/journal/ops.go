@@ -7,11 +7,14 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/svc-code/svc-code/libs/protocol"
+	"github.com/svc-code/svc-code/services/shadow/internal/beneath"
 	"github.com/svc-code/svc-code/services/shadow/internal/gitcmd"
 )
 
@@ -106,7 +109,7 @@ type OpResult struct {
 // the unlock.
 func (j *Journal) hold(r *Repo) (*Repo, func()) {
 	unlock := j.lock(r.Project.Hash)
-	r = &Repo{Project: r.Project, git: r.git, locked: true}
+	r = &Repo{Project: r.Project, git: r.git, locked: true, private: r.private}
 	r.clearLocks(StaleLock)
 	return r, unlock
 }
@@ -230,6 +233,9 @@ func (j *Journal) Restore(ctx context.Context, r *Repo, commit, relPath, session
 	if session != "" && !ValidSession(session) {
 		return OpResult{}, protocol.Errorf(protocol.CodeBadRequest, "invalid session id")
 	}
+	if relPath != "" && r.isPrivate(r.denied(), relPath) {
+		return OpResult{}, privateError(relPath)
+	}
 	sha, err := r.ResolveCommit(ctx, commit)
 	if err != nil {
 		return OpResult{}, err
@@ -295,10 +301,20 @@ const ApplyTimeout = 5 * time.Minute
 // branch that starts at parent). Paths the snapshot skips (over the size
 // cap, nested repositories) and ignored files on disk are never written
 // over, even when forced: the journal holds no copy of them. They are
-// reported in Kept.
+// reported in Kept. svc-code's private files (journaled before they were
+// left out) are never touched either: reported in Kept as "private".
 func (j *Journal) apply(ctx context.Context, r *Repo, ignore []string, ref, head, parent string, paths []string,
 	expected, want map[string]entry, force bool, msg message,
 ) (OpResult, error) {
+	denied := r.denied()
+	var private []Conflict
+	paths = slices.DeleteFunc(slices.Clone(paths), func(p string) bool {
+		if r.isPrivate(denied, p) {
+			private = append(private, Conflict{Path: p, Reason: ReasonPrivate})
+			return true
+		}
+		return false
+	})
 	m, err := j.store.Meta(r.Project.Hash)
 	if err != nil {
 		return OpResult{}, err
@@ -351,7 +367,7 @@ func (j *Journal) apply(ctx context.Context, r *Repo, ignore []string, ref, head
 	// undone, with no commit saying so.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ApplyTimeout)
 	defer cancel()
-	res := OpResult{Changed: []Change{}}
+	res := OpResult{Changed: []Change{}, Kept: private}
 	// Save the user's state first when the journal does not have it.
 	parentTree, err := r.treeOf(ctx, parent)
 	if err != nil {
@@ -463,6 +479,15 @@ func coversAny(entries map[string]entry, rel string) bool {
 	return false
 }
 
+// hookChecked, set by tests only, runs between the check of a file's
+// path and its first use: a test swaps a parent directory for a symbolic
+// link there.
+var hookChecked func(abs string)
+
+// ReasonPrivate marks, in Kept, a path that is one of svc-code's private
+// files: an undo or restore never writes it.
+const ReasonPrivate = "private"
+
 // errUnsafePath reports a journal path that would leave the project.
 var errUnsafePath = errors.New("unsafe path")
 
@@ -470,48 +495,54 @@ var errUnsafePath = errors.New("unsafe path")
 // empty stands.
 var errDirInTheWay = errors.New("a directory that is not empty is in the way")
 
-// safeDir checks that the parents of rel inside the project are real
-// directories (no symlink, nothing outside), creating missing ones when
-// create is set, and answers the file's absolute path.
-func (r *Repo) safeDir(rel string, create bool) (string, error) {
+// checkRel checks that rel is a path inside the project that the journal
+// may write: relative, no empty, ".", ".." or ".git" element.
+func checkRel(rel string) error {
 	if rel == "" || strings.HasPrefix(rel, "/") || strings.ContainsRune(rel, 0) {
-		return "", fmt.Errorf("%w: %q", errUnsafePath, rel)
+		return fmt.Errorf("%w: %q", errUnsafePath, rel)
 	}
-	parts := strings.Split(rel, "/")
-	for _, p := range parts {
+	for _, p := range strings.Split(rel, "/") {
 		if p == "" || p == "." || p == ".." || strings.EqualFold(p, ".git") {
-			return "", fmt.Errorf("%w: %q", errUnsafePath, rel)
+			return fmt.Errorf("%w: %q", errUnsafePath, rel)
 		}
 	}
-	dir := r.Project.Path
-	for _, p := range parts[:len(parts)-1] {
-		dir = filepath.Join(dir, p)
-		st, err := os.Lstat(dir)
-		switch {
-		case errors.Is(err, os.ErrNotExist) && create:
-			if err := os.Mkdir(dir, 0o755); err != nil { //nolint:gosec // G301: a project directory, like git makes it
-				return "", fmt.Errorf("create %s: %w", dir, err)
-			}
-		case err != nil:
-			return "", fmt.Errorf("check %s: %w", dir, err)
-		case !st.IsDir():
-			return "", fmt.Errorf("%w: %s is not a directory", errUnsafePath, dir)
-		}
+	return nil
+}
+
+// openParent opens the directory of rel beneath the project, every
+// directory on the way a real one (a symbolic link is refused, never
+// followed, even one swapped in a moment ago), creating missing ones when
+// create is set; it answers the directory and rel's last element.
+func (r *Repo) openParent(rel string, create bool) (*beneath.Dir, string, error) {
+	if err := checkRel(rel); err != nil {
+		return nil, "", err
 	}
-	return filepath.Join(r.Project.Path, filepath.FromSlash(rel)), nil
+	if hookChecked != nil {
+		hookChecked(filepath.Join(r.Project.Path, filepath.FromSlash(rel)))
+	}
+	dir, name := path.Split(rel)
+	d, err := beneath.OpenDir(r.Project.Path, strings.TrimSuffix(dir, "/"), create, 0o755)
+	switch {
+	case errors.Is(err, beneath.ErrSymlink), errors.Is(err, syscall.ENOTDIR):
+		return nil, "", fmt.Errorf("%w: %q: %w", errUnsafePath, rel, err)
+	case err != nil:
+		return nil, "", fmt.Errorf("open the directory of %s: %w", rel, err)
+	}
+	return d, name, nil
 }
 
 // writeFile puts a tree entry's content at rel, atomically (a temporary
 // file renamed over it).
 func (r *Repo) writeFile(ctx context.Context, rel string, e entry) error {
-	abs, err := r.safeDir(rel, true)
+	dir, name, err := r.openParent(rel, true)
 	if err != nil {
 		return err
 	}
-	if st, err := os.Lstat(abs); err == nil && st.IsDir() {
+	defer dir.Close()
+	if st, err := dir.Lstat(name); err == nil && st.IsDir() {
 		// Only an empty one gives way: what is left in it is not the
 		// journal's to delete.
-		if err := os.Remove(abs); err != nil {
+		if err := dir.RemoveDir(name); err != nil {
 			return fmt.Errorf("%w: %s: %w", errDirInTheWay, rel, err)
 		}
 	}
@@ -524,8 +555,8 @@ func (r *Repo) writeFile(ctx context.Context, rel string, e entry) error {
 		// file of the user's), renamed over the path.
 		var tmp string
 		for i := 0; ; i++ {
-			tmp = fmt.Sprintf("%s.shadow-link-%d-%d", abs, os.Getpid(), i)
-			err := os.Symlink(string(target), tmp)
+			tmp = fmt.Sprintf("%s.shadow-link-%d-%d", name, os.Getpid(), i)
+			err := dir.Symlink(string(target), tmp)
 			if err == nil {
 				break
 			}
@@ -533,8 +564,8 @@ func (r *Repo) writeFile(ctx context.Context, rel string, e entry) error {
 				return fmt.Errorf("write link %s: %w", rel, err)
 			}
 		}
-		if err := os.Rename(tmp, abs); err != nil {
-			_ = os.Remove(tmp)
+		if err := dir.Rename(tmp, name); err != nil {
+			_ = dir.Remove(tmp)
 			return fmt.Errorf("write link %s: %w", rel, err)
 		}
 		return nil
@@ -543,43 +574,57 @@ func (r *Repo) writeFile(ctx context.Context, rel string, e entry) error {
 	if e.Mode == "100755" {
 		mode = 0o755
 	}
-	f, err := os.CreateTemp(filepath.Dir(abs), ".shadow-restore-*")
+	f, tmp, err := dir.CreateTemp(".shadow-restore-")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", rel, err)
 	}
-	defer os.Remove(f.Name()) // a no-op after the rename
+	renamed := false
+	defer func() {
+		if !renamed {
+			_ = dir.Remove(tmp)
+		}
+	}()
 	_, err = r.git.Run(ctx, gitcmd.Cmd{
 		Dir: r.Project.Path, Env: r.env(), Args: append(r.globals(), "cat-file", "blob", e.OID), Stdout: f,
 	})
+	if err == nil {
+		err = f.Chmod(mode)
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		return fmt.Errorf("write %s: %w", rel, err)
 	}
-	if err := os.Chmod(f.Name(), mode); err != nil {
+	if err := dir.Rename(tmp, name); err != nil {
 		return fmt.Errorf("write %s: %w", rel, err)
 	}
-	if err := os.Rename(f.Name(), abs); err != nil {
-		return fmt.Errorf("write %s: %w", rel, err)
-	}
+	renamed = true
 	return nil
 }
 
 // removeFile deletes rel and then its parents that became empty.
 func (r *Repo) removeFile(rel string) error {
-	abs, err := r.safeDir(rel, false)
+	dir, name, err := r.openParent(rel, false)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	if err := os.Remove(abs); err != nil && !errors.Is(err, os.ErrNotExist) {
+	err = dir.Remove(name)
+	_ = dir.Close()
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("remove %s: %w", rel, err)
 	}
-	for dir := path.Dir(rel); dir != "." && dir != "/"; dir = path.Dir(dir) {
-		if os.Remove(filepath.Join(r.Project.Path, filepath.FromSlash(dir))) != nil {
+	for d := path.Dir(rel); d != "." && d != "/"; d = path.Dir(d) {
+		parent, base, err := r.openParent(d, false)
+		if err != nil {
+			break
+		}
+		err = parent.RemoveDir(base)
+		_ = parent.Close()
+		if err != nil {
 			break // not empty
 		}
 	}

@@ -387,3 +387,44 @@ func TestUndoOfAFileMadeADirectory(t *testing.T) {
 		t.Errorf("after undo: %+v", res)
 	}
 }
+
+// TestRestoreRefusesParentSwappedAfterCheck: between the check of a
+// file's parents and the write, sub/ is replaced by a symbolic link to a
+// directory outside the project. The restore fails and writes nothing
+// there.
+func TestRestoreRefusesParentSwappedAfterCheck(t *testing.T) {
+	e, r := twoTurns(t)
+	ctx := context.Background()
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "b.txt"), []byte("outside's own\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.write("sub/b.txt", "changed by the user\n")
+	swapped := false
+	hookChecked = func(abs string) {
+		if swapped || !strings.HasSuffix(abs, "/sub/b.txt") {
+			return
+		}
+		swapped = true
+		if err := os.Rename(e.path("sub"), e.path("sub.moved")); err != nil {
+			t.Error(err)
+		}
+		if err := os.Symlink(outside, e.path("sub")); err != nil {
+			t.Error(err)
+		}
+	}
+	t.Cleanup(func() { hookChecked = nil })
+	first := strings.TrimSpace(e.plainGit("rev-parse", "session/s1~1"))
+	_, err := e.journal.Restore(ctx, r, first, "sub/b.txt", "", true)
+	if !swapped {
+		t.Fatal("the hook did not run")
+	}
+	if err == nil {
+		t.Error("restore through a swapped parent succeeded")
+	}
+	entries, _ := os.ReadDir(outside)
+	data, _ := os.ReadFile(filepath.Join(outside, "b.txt"))
+	if len(entries) != 1 || string(data) != "outside's own\n" {
+		t.Errorf("restore wrote outside the project: %d entries, b.txt %q", len(entries), data)
+	}
+}

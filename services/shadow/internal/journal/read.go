@@ -305,6 +305,9 @@ type Version struct {
 // Timeline answers every version of a file across all branches, newest
 // first, each with the commit (turn, session) that made it.
 func (r *Repo) Timeline(ctx context.Context, rel string, limit int) ([]Version, error) {
+	if r.isPrivate(r.denied(), rel) {
+		return nil, privateError(rel)
+	}
 	out, err := r.runWith(ctx, []string{"GIT_LITERAL_PATHSPECS=1"}, 0, nil, "log", "--all", "--no-color",
 		"--no-renames", "-z", "--raw", "--no-abbrev", logFormat, "--max-count="+strconv.Itoa(limit), "--", rel)
 	if err != nil {
@@ -365,6 +368,9 @@ func (r *Repo) blobSizes(ctx context.Context, blobs []string) (map[string]int64,
 
 // FileAt answers a file's content at a commit.
 func (r *Repo) FileAt(ctx context.Context, commit, rel string) ([]byte, string, error) {
+	if r.isPrivate(r.denied(), rel) {
+		return nil, "", privateError(rel)
+	}
 	sha, err := r.ResolveCommit(ctx, commit)
 	if err != nil {
 		return nil, "", err
@@ -429,6 +435,7 @@ func (r *Repo) Search(ctx context.Context, q SearchQuery) ([]Hit, error) {
 	if len(q.Pattern) > MaxSearchPattern || strings.ContainsAny(q.Pattern, "\x00\n") {
 		return nil, protocol.Errorf(protocol.CodeBadRequest, "the pattern must be one line of at most %d bytes", MaxSearchPattern)
 	}
+	denied := r.denied()
 	pattern := q.Pattern
 	if !q.Regex {
 		pattern = regexp.QuoteMeta(pattern)
@@ -501,6 +508,18 @@ func (r *Repo) Search(ctx context.Context, q SearchQuery) ([]Hit, error) {
 				h.Matches = append(h.Matches, Match{Path: file, Side: l[:1], Line: line})
 			}
 		}
+		// Lines of svc-code's private files (journaled before they were
+		// left out) are never shown; a commit that matched only there is
+		// no hit.
+		kept := h.Matches[:0]
+		for _, m := range h.Matches {
+			if !r.isPrivate(denied, m.Path) {
+				kept = append(kept, m)
+			}
+		}
+		if h.Matches = kept; len(kept) == 0 {
+			continue
+		}
 		hits = append(hits, h)
 	}
 	return hits, nil
@@ -545,6 +564,8 @@ type FileDiff struct {
 	Binary    bool   `json:"binary,omitempty"`
 	Diff      string `json:"diff"`
 	Truncated bool   `json:"truncated,omitempty"`
+	// Private: one of svc-code's private files, its diff never shown.
+	Private bool `json:"private,omitempty"`
 }
 
 // Diff answers the files a commit changed (against its first parent, or
@@ -568,14 +589,14 @@ func (r *Repo) Diff(ctx context.Context, c Commit) ([]FileDiff, error) {
 		for i := range files {
 			files[i].Truncated = true
 		}
-		return files, nil
+		return withoutPrivateDiffs(r, files), nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("diff %s: %w", c.SHA, err)
 	}
 	chunks := splitPatch(out)
 	if len(chunks) != len(files) {
-		return files, nil // unexpected shape: the list without diffs
+		return withoutPrivateDiffs(r, files), nil // unexpected shape: the list without diffs
 	}
 	for i, ch := range chunks {
 		fd := &files[i]
@@ -595,7 +616,20 @@ func (r *Repo) Diff(ctx context.Context, c Commit) ([]FileDiff, error) {
 		}
 		fd.Diff = string(ch)
 	}
-	return files, nil
+	return withoutPrivateDiffs(r, files), nil
+}
+
+// withoutPrivateDiffs empties the diffs of svc-code's private files (ones
+// journaled before they were left out): the file is named, its content
+// never shown.
+func withoutPrivateDiffs(r *Repo, files []FileDiff) []FileDiff {
+	denied := r.denied()
+	for i := range files {
+		if r.isPrivate(denied, files[i].Path) {
+			files[i].Diff, files[i].Additions, files[i].Deletions, files[i].Private = "", 0, 0, true
+		}
+	}
+	return files
 }
 
 // splitPatch cuts a patch into one chunk per "diff --git" header.

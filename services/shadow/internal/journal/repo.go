@@ -8,11 +8,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/svc-code/svc-code/libs/protocol"
 	"github.com/svc-code/svc-code/services/shadow/internal/gitcmd"
 	"github.com/svc-code/svc-code/services/shadow/internal/project"
+	"github.com/svc-code/svc-code/services/shadow/internal/roots"
 )
 
 // Author and committer of every journal commit.
@@ -75,6 +78,54 @@ type Repo struct {
 	// locked is set while the holder has the project's write lock: only
 	// then may a killed command's lock files be removed.
 	locked bool
+	// private answers svc-code's private files (Options.Private); nil:
+	// nothing is.
+	private func() *roots.Denied
+}
+
+// denied is the private set as it is now (nil: nothing is private).
+func (r *Repo) denied() *roots.Denied {
+	if r.private == nil {
+		return nil
+	}
+	return r.private()
+}
+
+// isPrivate reports whether rel (slash-separated, in the project) is one
+// of svc-code's private files or below one, by d (from denied).
+func (r *Repo) isPrivate(d *roots.Denied, rel string) bool {
+	return d.Path(filepath.Join(r.Project.Path, filepath.FromSlash(rel)))
+}
+
+// privateError refuses rel, one of svc-code's private files.
+func privateError(rel string) error {
+	return protocol.Errorf(protocol.CodeForbidden, "%s is one of svc-code's private files: the journal neither shows nor writes it", rel)
+}
+
+// leftOut answers what no snapshot takes, relative to the project: the
+// data home when the project holds it (the journals themselves) and
+// svc-code's other private files inside the project (its config
+// directory, files named by *_FILE variables).
+func (r *Repo) leftOut() []string {
+	var out []string
+	if rel, ok := r.dataHomeInside(); ok {
+		out = append(out, rel)
+	}
+	out = append(out, r.denied().Under(r.Project.Path)...)
+	slices.Sort(out)
+	// Only the outermost: git add refuses an exclude pathspec naming a
+	// path inside an ignored directory.
+	var outer []string
+	for _, p := range out {
+		if len(outer) > 0 {
+			last := outer[len(outer)-1]
+			if p == last || strings.HasPrefix(p, last+"/") {
+				continue
+			}
+		}
+		outer = append(outer, p)
+	}
+	return outer
 }
 
 // Dir is the journal's git directory.
@@ -238,9 +289,13 @@ func (r *Repo) writeExclude(extra []string) error {
 		b.WriteString(p + "\n")
 	}
 	// The data home (the journals themselves) when the project holds it,
-	// e.g. a session in the home directory.
-	if rel, ok := r.dataHomeInside(); ok {
-		b.WriteString("# the data home\n/" + escapeIgnore(rel) + "/\n")
+	// e.g. a session in the home directory, and svc-code's other private
+	// files.
+	if out := r.leftOut(); len(out) > 0 {
+		b.WriteString("# svc-code's data home and private files\n")
+		for _, rel := range out {
+			b.WriteString("/" + escapeIgnore(rel) + "\n")
+		}
 	}
 	if len(extra) > 0 {
 		b.WriteString("# project config\n")
@@ -308,6 +363,27 @@ func (r *Repo) dataHomeInside() (string, bool) {
 	return filepath.ToSlash(rel), true
 }
 
+// onlyLeftOutIgnored reports whether err is git add's complaint that
+// pathspecs name ignored paths, listing only paths of left: git makes it
+// when an exclude pathspec names a directory that info/exclude ignores
+// too, after staging everything else. Any other failure is one.
+func onlyLeftOutIgnored(err error, left []string) bool {
+	var ee *gitcmd.ExitError
+	if !errors.As(err, &ee) {
+		return false
+	}
+	lines := strings.Split(strings.TrimSpace(ee.Stderr), "\n")
+	if len(lines) < 2 || !strings.HasPrefix(lines[0], "The following paths are ignored") {
+		return false
+	}
+	for _, l := range lines[1:] {
+		if !slices.Contains(left, strings.TrimSuffix(l, "/")) {
+			return false
+		}
+	}
+	return true
+}
+
 // escapeIgnore escapes a path for a gitignore pattern.
 func escapeIgnore(p string) string {
 	var b strings.Builder
@@ -357,12 +433,13 @@ func (r *Repo) snapshot(ctx context.Context, ignore []string, maxBytes int64) (s
 }
 
 func (r *Repo) trySnapshot(ctx context.Context, maxBytes int64) (string, []Skipped, error) {
-	// The data home, when the project holds it, is left out by pathspec as
-	// well as by info/exclude: a negation in a .gitignore outranks the
+	// The data home, when the project holds it, and svc-code's private
+	// files are left out by pathspec as well as by info/exclude: a negation in a .gitignore outranks the
 	// excludes, never a pathspec.
 	var unstage []string
 	scope := []string{"--", "."}
-	if rel, ok := r.dataHomeInside(); ok {
+	left := r.leftOut()
+	for _, rel := range left {
 		scope = append(scope, ":(exclude,literal)"+rel)
 		unstage = append(unstage, rel)
 	}
@@ -371,6 +448,7 @@ func (r *Repo) trySnapshot(ctx context.Context, maxBytes int64) (string, []Skipp
 		return "", nil, fmt.Errorf("list work tree: %w", err)
 	}
 	var skipped []Skipped
+	denied := r.denied()
 	seen := map[string]bool{}
 	for _, rec := range splitNul(out) {
 		if len(rec) < 3 {
@@ -385,14 +463,21 @@ func (r *Repo) trySnapshot(ctx context.Context, maxBytes int64) (string, []Skipp
 			skipped = append(skipped, Skipped{Path: strings.TrimSuffix(rel, "/"), Reason: ReasonNested})
 			continue
 		}
-		if maxBytes <= 0 {
+		if maxBytes <= 0 && !denied.HasLinks() {
 			continue
 		}
 		st, err := os.Lstat(filepath.Join(r.Project.Path, filepath.FromSlash(rel)))
-		if err != nil || !st.Mode().IsRegular() || st.Size() <= maxBytes {
+		if err != nil || !st.Mode().IsRegular() {
 			continue
 		}
-		skipped = append(skipped, Skipped{Path: rel, Reason: ReasonTooLarge, Size: st.Size()})
+		switch {
+		case denied.Linked(st): // another name of a secret file
+			skipped = append(skipped, Skipped{Path: rel, Reason: ReasonPrivate})
+		case maxBytes > 0 && st.Size() > maxBytes:
+			skipped = append(skipped, Skipped{Path: rel, Reason: ReasonTooLarge, Size: st.Size()})
+		default:
+			continue
+		}
 		if tag == 'H' {
 			unstage = append(unstage, rel)
 		}
@@ -413,7 +498,8 @@ func (r *Repo) trySnapshot(ctx context.Context, maxBytes int64) (string, []Skipp
 	for _, s := range skipped {
 		specs = append(specs, ":(exclude,literal)"+s.Path)
 	}
-	if _, err := r.run(ctx, nulList(specs), "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"); err != nil {
+	_, err = r.run(ctx, nulList(specs), "-c", "advice.addIgnoredFile=false", "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul")
+	if err != nil && !onlyLeftOutIgnored(err, left) {
 		return "", nil, fmt.Errorf("stage work tree: %w", err)
 	}
 	tree, err := r.line(ctx, "write-tree")

@@ -4,6 +4,13 @@
 // directory of every known session, the configured extra directories) and
 // outside /proc, /sys and /dev, which are never allowed.
 //
+// Inside the roots, what svc-code keeps secret (libs/secretpaths: the
+// config directory, the data home but its uploads, files named by *_FILE
+// variables) is private: refused like a path outside, however it is
+// spelled (a leading ~, .. segments, a symbolic link to it or to one of its
+// parents), and a file with another hard link to one of the secret files is
+// refused when it is opened (by device and inode).
+//
 // Resolve is the one door: every file route passes its path through it and
 // touches only the path it returns, which holds no symbolic link at the time
 // of the check.
@@ -21,6 +28,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/svc-code/svc-code/libs/secretpaths"
 )
 
 // Errors Resolve reports; the file routes map them to the error envelope.
@@ -30,7 +39,15 @@ var (
 	// ErrForbidden: the resolved path is outside every allowed root, or
 	// inside /proc, /sys or /dev.
 	ErrForbidden = errors.New("path outside the allowed roots")
+	// ErrPrivate: the resolved path is one svc-code keeps secret. It
+	// matches ErrForbidden too (errors.Is).
+	ErrPrivate error = privateError{}
 )
+
+type privateError struct{}
+
+func (privateError) Error() string        { return "svc-code keeps its secrets there" }
+func (privateError) Is(target error) bool { return target == ErrForbidden }
 
 // denied are never allowed, whatever the roots say.
 var denied = []string{"/proc", "/sys", "/dev"}
@@ -51,6 +68,11 @@ type Resolver struct {
 	// onError hears about a source that failed; nil: nobody.
 	onError func(ctx context.Context, err error)
 
+	// private is what no route may reach inside the roots; home is what a
+	// leading ~ stands for ("" : ~ is not expanded).
+	private secretpaths.Set
+	home    string
+
 	mu       sync.Mutex
 	cached   []string
 	expires  time.Time
@@ -68,6 +90,34 @@ func New(ttl time.Duration, sources ...Source) *Resolver {
 func (r *Resolver) OnError(f func(ctx context.Context, err error)) *Resolver {
 	r.onError = f
 	return r
+}
+
+// Private sets what is refused inside the roots (secretpaths.For).
+func (r *Resolver) Private(set secretpaths.Set) *Resolver {
+	r.private = set
+	return r
+}
+
+// ExpandHome makes a leading "~" or "~/" of a path stand for home (an
+// absolute path). "~user" is not expanded.
+func (r *Resolver) ExpandHome(home string) *Resolver {
+	r.home = home
+	return r
+}
+
+// Expand replaces a leading "~" or "~/" of p with the home directory set
+// by ExpandHome; any other p is returned as is.
+func (r *Resolver) Expand(p string) string {
+	if r.home == "" {
+		return p
+	}
+	if p == "~" {
+		return r.home
+	}
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		return r.home + "/" + rest
+	}
+	return p
 }
 
 // Static is a Source that always lists dirs.
@@ -100,6 +150,7 @@ func (r *Resolver) Roots(ctx context.Context) ([]string, error) {
 	}
 	var out []string
 	var errs []error
+	denied := r.Denied()
 	for i, src := range r.sources {
 		dirs, err := src(ctx)
 		if err != nil {
@@ -116,7 +167,7 @@ func (r *Resolver) Roots(ctx context.Context) ([]string, error) {
 				continue
 			}
 			resolved, err := Realpath(filepath.Clean(d))
-			if err != nil || isDenied(resolved) {
+			if err != nil || isDenied(resolved) || denied.Path(resolved) {
 				continue
 			}
 			if fi, err := os.Stat(resolved); err != nil || !fi.IsDir() {
@@ -137,11 +188,21 @@ func (r *Resolver) Roots(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
+// Invalidate drops the cached roots, so that the next check asks the
+// sources again: a change of the server config (extra_dirs) applies to the
+// next request rather than within the cache's life.
+func (r *Resolver) Invalidate() {
+	r.mu.Lock()
+	r.cached = nil
+	r.mu.Unlock()
+}
+
 // Resolve checks p and returns its real path: absolute, clean, with every
 // symbolic link resolved (those of a part that does not exist yet
-// included, for a file about to be written). The result may not exist.
+// included, for a file about to be written). The result may not exist. A
+// leading ~ is expanded (ExpandHome). A private path is ErrPrivate.
 func (r *Resolver) Resolve(ctx context.Context, p string) (string, error) {
-	clean, err := Clean(p)
+	clean, err := Clean(r.Expand(p))
 	if err != nil {
 		return "", err
 	}
@@ -158,6 +219,9 @@ func (r *Resolver) Resolve(ctx context.Context, p string) (string, error) {
 	}
 	if !Allowed(resolved, roots) {
 		return "", ErrForbidden
+	}
+	if d := r.Denied(); d.Path(clean) || d.Path(resolved) {
+		return "", ErrPrivate
 	}
 	return resolved, nil
 }

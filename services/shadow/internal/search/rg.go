@@ -90,6 +90,9 @@ func searchRg(ctx context.Context, rg string, q Query) (Result, error) {
 	// a byte six (\u001b): room for the worst case, allocated only if needed.
 	sc.Buffer(make([]byte, 0, 64<<10), 7*MaxFileSize)
 	var parseErr error
+	// The privacy of the file of the last match: a file's matches come
+	// together.
+	lastPath, lastPrivate := "", false
 	for sc.Scan() {
 		line := sc.Bytes()
 		if !bytes.HasPrefix(line, []byte(`{"type":"match"`)) {
@@ -100,6 +103,16 @@ func searchRg(ctx context.Context, rg string, q Query) (Result, error) {
 			parseErr = fmt.Errorf("ripgrep output: %w", err)
 			break
 		}
+		rel := strings.TrimPrefix(ev.Data.Path.String(), "./")
+		abs := filepath.Join(q.Root, rel)
+		if q.Private != nil {
+			if abs != lastPath {
+				lastPath, lastPrivate = abs, q.Private(abs, false)
+			}
+			if lastPrivate {
+				continue
+			}
+		}
 		if len(res.Matches) == q.MaxResults {
 			res.Truncated = true
 			break
@@ -108,9 +121,8 @@ func searchRg(ctx context.Context, rg string, q Query) (Result, error) {
 		if len(ev.Data.Submatches) > 0 {
 			col = ev.Data.Submatches[0].Start + 1
 		}
-		rel := strings.TrimPrefix(ev.Data.Path.String(), "./")
 		res.Matches = append(res.Matches, Match{
-			Path:   filepath.Join(q.Root, rel),
+			Path:   abs,
 			Line:   ev.Data.LineNumber,
 			Column: col,
 			Text:   cutLine(ev.Data.Lines.String()),

@@ -61,6 +61,11 @@ type Query struct {
 	Exclude []string
 	// MaxResults caps the matches; one more means Truncated.
 	MaxResults int
+	// Private, when set, names what no answer may come from (svc-code's
+	// secrets): the walk enters no such directory and reads no such file,
+	// and ripgrep's matches in one are dropped (so Private must also hold
+	// for every path below a private directory).
+	Private func(abs string, isDir bool) bool
 }
 
 // Match is one matching line.

@@ -40,6 +40,7 @@ func loadFrame(dir string) frame {
 type walker struct {
 	override *Matcher
 	includes bool
+	private  func(abs string, isDir bool) bool // nil: nothing is
 }
 
 // job is one file to search; idx is its place in path order.
@@ -62,7 +63,7 @@ func searchGo(ctx context.Context, q Query) (Result, error) {
 	if !ok {
 		return Result{}, fmt.Errorf("%w: bad glob", ErrInvalid)
 	}
-	w := &walker{override: override, includes: len(q.Include) > 0}
+	w := &walker{override: override, includes: len(q.Include) > 0, private: q.Private}
 	// The root's ancestors, nearest last: their .gitignore files apply up
 	// to the repository root.
 	var stack []frame
@@ -162,6 +163,9 @@ func (w *walker) walk(ctx context.Context, stack []frame, rel string, file func(
 			continue
 		}
 		isDir := typ.IsDir()
+		if w.private != nil && w.private(filepath.Join(dir, name), isDir) {
+			continue
+		}
 		if w.ignored(stack, erel, filepath.Join(dir, name), isDir) {
 			continue
 		}
