@@ -2,6 +2,7 @@
 // switch), the sidebar (a drawer on phones, hidden not unmounted), and the
 // open view.
 
+import { signal } from "@preact/signals";
 import { useEffect, useState } from "preact/hooks";
 import { post } from "../lib/api";
 import { baseName } from "../lib/format";
@@ -77,6 +78,9 @@ function TopBar() {
   );
 }
 
+// What the last answer from the inbox did (its card leaves the list at once).
+const inboxNote = signal<string | null>(null);
+
 function Inbox() {
   const items = pendingAll.value;
   const byId = new Map(sessions.value.map((s) => [s.session_id, s]));
@@ -88,6 +92,11 @@ function Inbox() {
           Close
         </button>
       </div>
+      {inboxNote.value && (
+        <p class="pad" role="status">
+          {inboxNote.value}
+        </p>
+      )}
       {items.length === 0 && <p class="muted pad">Nothing waiting for you.</p>}
       <ul class="plain">
         {items.map((p) => (
@@ -110,6 +119,8 @@ function InboxItem({ p, s }: { p: PendingPermission; s?: SessionSummary }) {
     setBusy(true);
     const r = await answerRemote(p.session_id, s?.last_line ?? 0, { type: "permission_response", request_id: p.request_id, behavior });
     setBusy(false);
+    const what = `${p.tool_name} in ${s?.title || "Untitled session"}`;
+    inboxNote.value = r.ok ? `${behavior === "allow" ? "Allowed" : "Denied"}: ${what}` : null;
     setMsg(r.ok ? (behavior === "allow" ? "Allowed" : "Denied") : `Not answered: ${r.reason}`);
   };
   return (

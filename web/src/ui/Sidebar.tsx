@@ -120,7 +120,7 @@ function renderSnippet(s: string) {
 function SessionItem({ s, current, pending, fav }: { s: SessionSummary; current: boolean; pending: number; fav: boolean }) {
   const [menu, setMenu] = useState(false);
   const state = pending > 0 ? "waiting" : s.agent_running ? "running" : "idle";
-  const stateText = pending > 0 ? `waiting for permission (${pending})` : s.agent_running ? "running" : "idle";
+  const stateText = pending > 0 ? `needs permission (${pending})` : s.agent_running ? "running" : "idle";
   const toggleFav = async () => {
     try {
       if (fav) await del(`/api/favorites/sessions/${q(s.session_id)}`);
