@@ -16,6 +16,11 @@ import { Sidebar } from "./Sidebar";
 
 export function App() {
   const r = route.value;
+  // The drawer takes the focus when it opens and gives it back when it closes.
+  useEffect(() => {
+    if (drawerOpen.value) document.querySelector<HTMLElement>("#sessions-drawer .newbtn")?.focus();
+    else if (document.activeElement?.closest("#sessions-drawer") && matchMedia("(max-width: 800px)").matches) document.querySelector<HTMLElement>(".drawerbtn")?.focus();
+  }, [drawerOpen.value]);
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       if (e.key === "Escape") {

@@ -394,7 +394,7 @@ function QueueView({ live }: { live: LiveSession }) {
         <ul class="plain" aria-label="Waiting to send">
           {out.map((it) => (
             <li class="qitem" key={it.id}>
-              <span class="tag">{it.state === "waiting" ? "waiting for the connection" : "sending"}</span>
+              <span class="tag">{it.state === "waiting" ? "waiting for the connection" : "sent, not yet confirmed"}</span>
               <span class="qtext">{it.content}</span>
               {it.state === "waiting" && (
                 <button type="button" class="mini" onClick={() => live.outbox.remove(it.id)}>
