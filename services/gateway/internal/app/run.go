@@ -75,7 +75,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		Started:   time.Now(),
 		BodyLimit: cfg.BodyLimit,
 		Limiter:   throttle.New(),
-		Terminals: termhosts.New(rdb, redisx.Keys{Prefix: cfg.RedisPrefix}),
+		Terminals: termhosts.New(rdb, redisx.Keys{Prefix: cfg.RedisPrefix}, secret, log),
 	})
 	if err != nil {
 		return err
