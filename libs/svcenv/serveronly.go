@@ -12,7 +12,8 @@ import (
 // no use for the server's keys.
 var ServerOnly = []string{
 	EnvDatabaseURL, EnvDatabaseURL + "_FILE", EnvReadonlyDatabaseURL, EnvReadonlyDatabaseURL + "_FILE",
-	"PROVISION_DATABASE_URL", "REDIS_URL", "SVC_INTERNAL_SECRET", "SVC_INTERNAL_SECRET_FILE",
+	"PROVISION_DATABASE_URL", EnvRedisURL, EnvRedisURL + "_FILE", EnvRedisPassword, EnvRedisPassword + "_FILE",
+	"SVC_INTERNAL_SECRET", "SVC_INTERNAL_SECRET_FILE",
 	"SVC_CODE_PASSWORD", "SVC_CODE_PASSWORD_FILE",
 }
 

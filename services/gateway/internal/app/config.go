@@ -15,6 +15,7 @@ import (
 	"github.com/svc-code/svc-code/libs/authtoken"
 	"github.com/svc-code/svc-code/libs/configfile"
 	"github.com/svc-code/svc-code/libs/envconf"
+	"github.com/svc-code/svc-code/libs/svcenv"
 	"github.com/svc-code/svc-code/services/gateway/internal/route"
 )
 
@@ -73,7 +74,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	cfg := Config{
 		Addr:            r.String(EnvAddr, "127.0.0.1:8765"),
 		FirstPassword:   r.Secret(EnvPassword),
-		RedisURL:        r.String(EnvRedisURL, "redis://127.0.0.1:6379/0"),
+		RedisURL:        svcenv.ReadRedisURL(r), // REDIS_URL(_FILE), REDIS_PASSWORD(_FILE)
 		RedisPrefix:     r.String(EnvRedisPrefix, "svc:"),
 		LogFormat:       r.String(EnvLogFormat, "text"),
 		LogLevel:        r.String(EnvLogLevel, "info"),
