@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -14,7 +15,8 @@ import (
 // channel, a permission_request on its frames channel (as a broadcast and
 // addressed to one socket), and a pending request in its perm hash. The
 // owner runs none of the commands and no socket sees the forged frames;
-// the genuine relay still works.
+// the genuine relay still works, and a genuine command recorded from Redis
+// and published again is not run twice.
 func TestChatMultiForgedRelay(t *testing.T) {
 	a, b := startPair(t)
 	wa, conn := a.connect()
@@ -68,6 +70,11 @@ func TestChatMultiForgedRelay(t *testing.T) {
 	// The genuine relay: B's prompt goes to the owner A through the same
 	// channel, after the forged commands; its frames come back to B
 	// through the frames channel, after the forged frames.
+	recorder := rdb.Subscribe(ctx, prefix+"chat:cmd:"+id)
+	defer recorder.Close()
+	if _, err := recorder.Receive(ctx); err != nil {
+		t.Fatal(err)
+	}
 	wb.send(map[string]any{"type": "user_message", "content": "genuine"})
 	seenB := wb.until("result", isResult)
 	seenA := wa.until("result", isResult)
@@ -79,6 +86,30 @@ func TestChatMultiForgedRelay(t *testing.T) {
 			}
 		}
 	}
+	// The genuine command, recorded from Redis and played again, is not
+	// run again: the next command's answer comes first.
+	var recorded string
+	for recorded == "" {
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		msg, err := recorder.ReceiveMessage(rctx)
+		cancel()
+		if err != nil {
+			t.Fatalf("the genuine command was not seen on the channel: %v", err)
+		}
+		if strings.Contains(msg.Payload, `"genuine"`) {
+			recorded = msg.Payload
+		}
+	}
+	if err := rdb.Publish(ctx, prefix+"chat:cmd:"+id, recorded).Err(); err != nil {
+		t.Fatal(err)
+	}
+	wb.send(map[string]any{"type": "user_message", "content": "second"})
+	for _, f := range wb.until("result", isResult) {
+		if raw, _ := json.Marshal(f); strings.Contains(string(raw), `"genuine"`) {
+			t.Errorf("the replayed command ran again: %s", raw)
+		}
+	}
+
 	// A socket joining on B is not given the forged pending request.
 	wc, _ := b.join(id, -1)
 	wc.send(map[string]any{"type": "ping"})
@@ -89,10 +120,17 @@ func TestChatMultiForgedRelay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	genuine := 0
 	for _, m := range msgs {
+		if strings.Contains(string(m.Payload), `"genuine"`) {
+			genuine++
+		}
 		if strings.Contains(string(m.Payload), "FORGED") || strings.Contains(string(m.Payload), "bypassPermissions") {
 			t.Errorf("the owner ran a forged command: line %d %s", m.Line, m.Payload)
 		}
+	}
+	if genuine != 1 {
+		t.Errorf("the genuine prompt is in the log %d times, want once", genuine)
 	}
 	if got := a.do("GET", "/api/session/"+id, ""); strings.Contains(got.raw, "bypassPermissions") {
 		t.Errorf("a forged set_permission_mode applied: %s", got.raw)

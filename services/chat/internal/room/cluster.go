@@ -211,9 +211,10 @@ func (m *Manager) receive(msg any) {
 }
 
 // openRelayed verifies a message of channel (of kind cmd or frames) and
-// decodes it into v; from,
-// seq and at point into v, for the replay check. A message that does not
-// verify, does not decode, or was seen or is stale, is dropped (false).
+// decodes it into v; from, seq and at point into v, for the replay check
+// (this instance's own messages too: one played back to it is as stale as
+// another's). A message that does not verify, does not decode, or was seen
+// or is stale, is dropped (false).
 func (m *Manager) openRelayed(kind, channel, payload string, v any, from *string, seq *uint64, at *int64) bool {
 	body, ok := m.auth.open([]byte(payload), channel)
 	if !ok {
@@ -223,9 +224,6 @@ func (m *Manager) openRelayed(kind, channel, payload string, v any, from *string
 	if json.Unmarshal(body, v) != nil {
 		m.auth.dropped(channel, "signed message does not decode")
 		return false
-	}
-	if *from == m.instance {
-		return true // our own: seen here first
 	}
 	if !m.auth.fresh(kind, *from, *seq, *at) {
 		m.auth.dropped(channel, "stale or replayed")
