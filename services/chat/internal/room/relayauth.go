@@ -52,7 +52,7 @@ const (
 // relayAuth seals and opens the relay's messages.
 type relayAuth struct {
 	key   []byte
-	macs  sync.Pool // hash.Hash under key
+	macs  sync.Pool // *macState under key
 	seq   atomic.Uint64
 	log   *slog.Logger
 	now   func() time.Time
@@ -71,7 +71,9 @@ func newRelayAuth(secret internalauth.Secret, log *slog.Logger) *relayAuth {
 		_, _ = rand.Read(key)
 	}
 	a := &relayAuth{key: key, log: log, now: time.Now, win: map[string]*replayWindow{}, drops: map[string]bool{}}
-	a.macs.New = func() any { return hmac.New(sha256.New, a.key) }
+	a.macs.New = func() any {
+		return &macState{h: hmac.New(sha256.New, a.key), buf: make([]byte, 0, 128), sum: make([]byte, 0, sha256.Size)}
+	}
 	// Numbers keep increasing across restarts of an instance that keeps
 	// its id (Config.Instance): they start from the clock.
 	a.seq.Store(uint64(time.Now().UnixMicro()))
@@ -83,20 +85,29 @@ func (a *relayAuth) next() (seq uint64, at int64) {
 	return a.seq.Add(1), a.now().UnixMilli()
 }
 
-// mac writes the hex MAC of (where..., body) into dst.
+// macState is a pooled HMAC with its scratch space, so that a MAC costs
+// no allocation.
+type macState struct {
+	h   hash.Hash
+	buf []byte
+	sum []byte
+}
+
+// mac writes the hex MAC of (where..., body) into dst: each where is
+// preceded by its length, so that no two lists of fields sign alike.
 func (a *relayAuth) mac(dst []byte, body []byte, where ...string) {
-	h := a.macs.Get().(hash.Hash)
-	h.Reset()
-	var n [binary.MaxVarintLen64]byte
+	st := a.macs.Get().(*macState)
+	st.h.Reset()
+	st.buf = st.buf[:0]
 	for _, w := range where {
-		h.Write(n[:binary.PutUvarint(n[:], uint64(len(w)))])
-		h.Write([]byte(w))
+		st.buf = binary.AppendUvarint(st.buf, uint64(len(w)))
+		st.buf = append(st.buf, w...)
 	}
-	h.Write(body)
-	var sum [sha256.Size]byte
-	h.Sum(sum[:0])
-	a.macs.Put(h)
-	hex.Encode(dst, sum[:])
+	st.h.Write(st.buf)
+	st.h.Write(body)
+	st.sum = st.h.Sum(st.sum[:0])
+	hex.Encode(dst, st.sum)
+	a.macs.Put(st)
 }
 
 // seal returns body sealed for where (a channel; a hash key and field).
