@@ -31,6 +31,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/svc-code/svc-code/libs/internalauth"
+	"github.com/svc-code/svc-code/libs/turnsig"
 	"github.com/svc-code/svc-code/services/chat/internal/agent"
 	"github.com/svc-code/svc-code/services/chat/internal/providers"
 	"github.com/svc-code/svc-code/services/chat/internal/store"
@@ -115,6 +116,7 @@ type Manager struct {
 	bg    sync.WaitGroup // turn event writes, forwarded commands
 
 	turnPub turnPublisher // turns.go: the turn events, written in order
+	turnKey turnsig.Key   // signs them
 
 	// appends group-commits the log appends; pub publishes frames to the
 	// other instances (batch.go).
@@ -148,6 +150,7 @@ func NewManager(cfg Config) *Manager {
 	}
 	m := &Manager{cfg: cfg, log: log, rooms: map[string]*Room{}, instance: cfg.Instance, subWait: map[string][]chan struct{}{}}
 	m.auth = newRelayAuth(cfg.Secret, log)
+	m.turnKey = turnsig.New(cfg.Secret)
 	m.appends = newAppender(cfg.Store, &m.bg)
 	m.pub.m = m
 	if m.multi() {

@@ -70,7 +70,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	}
 	helpersapi.Register(api, helpersapi.Deps{Targets: helpers.DefaultTargets(home, os.Getenv), Log: log})
 	files.Register(api, files.Deps{Roots: roots.Default(cfg.DataHome, home, db, cfg.ExtraDirs).OnError(roots.LogTo(log)), Log: log})
-	defer startJournal(ctx, cfg, home, api, rdb, db, log)() // stops the turn consumer before Redis and PostgreSQL close
+	defer startJournal(ctx, cfg, home, api, rdb, db, secret, log)() // stops the turn consumer before Redis and PostgreSQL close
 	ln, err := svchttp.Listen(ctx, cfg.Listener, cfg.Addr)
 	if err != nil {
 		return err
