@@ -25,7 +25,7 @@ $(TEST_TARGETS): export TEST_DATABASE_URL := $(TEST_DATABASE_URL)
 $(TEST_TARGETS): export TEST_REDIS_URL := $(TEST_REDIS_URL)
 
 .PHONY: build run test test-deps check vet lint fmt-check passwd bench bench-terminal clean compose-check \
-	test-real-agents bench-chat bench-shadow bench-analytics agents protocol
+	test-real-agents bench-chat bench-shadow bench-analytics agents protocol ui ui-check ui-test ui-dev
 
 # build: compile the five services into bin/
 build:
@@ -43,9 +43,38 @@ run:
 agents:
 	bash deploy/scripts/install-agents.sh
 
-# test: every module, with -race, against the PostgreSQL and Redis above
+# test: every module, with -race, against the PostgreSQL and Redis above, then the
+# browser app's checks (the committed bundle is its sources' build; its unit tests)
 test: test-deps
 	pkgs=$$($(MODULE_PKGS)); $(GO) test -race -count=1 $$pkgs
+	$(MAKE) ui-check ui-test
+
+# The browser app (web/): TypeScript, Vite, Preact. Its build, web/dist, is committed
+# and embedded in the gateway, so Go alone serves the whole UI. Needs Node >= 20.19.
+UI_DIR := web
+
+# ui: install the pinned packages and rebuild web/dist from web/src
+ui:
+	cd $(UI_DIR) && npm ci --no-audit --no-fund && npm run build
+
+# ui-check: fail when the committed web/dist differs from a build of its sources
+ui-check:
+	@cd $(UI_DIR) && npm ci --no-audit --no-fund >/dev/null && \
+		out=$$(mktemp -d) && trap 'rm -rf "$$out"' EXIT && \
+		SVC_UI_OUT="$$out/dist" npm run --silent build >/dev/null && \
+		if ! diff -r "$$out/dist" dist >/dev/null; then \
+			echo "web/dist is not the build of web/src: run make ui and commit web/dist"; \
+			diff -rq "$$out/dist" dist || true; exit 1; fi && \
+		echo "web/dist matches its sources"
+
+# ui-test: the app's unit tests (vitest, happy-dom)
+ui-test:
+	cd $(UI_DIR) && npm ci --no-audit --no-fund >/dev/null && npx vitest run
+
+# ui-dev: Vite's dev server on 127.0.0.1:5173 against a running stack (SVC_UI_TARGET,
+# default http://127.0.0.1:8765); add http://127.0.0.1:5173 to allowed_origins
+ui-dev:
+	cd $(UI_DIR) && npm ci --no-audit --no-fund && npx vite --host 127.0.0.1
 
 # Fails (so the tests fail rather than skip) when either server is unreachable, or when
 # a program the tests run (git, curl, shellcheck, rg) is missing: before, not minutes in.

@@ -1,0 +1,181 @@
+// App-wide state: the session list and the inbox (from the events socket,
+// or from /api/welcome while it is not there), the open session, providers,
+// theme and settings.
+
+import { computed, effect, signal } from "@preact/signals";
+import { get, wsURL } from "../lib/api";
+import type { EventFrame, PendingPermission, Provider, SessionSummary } from "../protocol/types";
+import { ReconnectingSocket } from "./socket";
+
+export const sessions = signal<SessionSummary[]>([]);
+export const sessionsError = signal<string | null>(null);
+export const pendingAll = signal<PendingPermission[]>([]);
+/** Whether the events socket serves the list (else /api/welcome is polled). */
+export const eventsLive = signal(false);
+export const providers = signal<Provider[]>([]);
+export const favourites = signal<Set<string>>(new Set());
+
+export const route = signal<{ session: string | null; view: "session" | "new" | "home" }>(parseRoute(location.pathname));
+
+function parseRoute(path: string): { session: string | null; view: "session" | "new" | "home" } {
+  const m = /^\/s\/([A-Z2-7]{10,40})\/?$/.exec(path);
+  if (m) return { session: m[1], view: "session" };
+  if (path === "/new") return { session: null, view: "new" };
+  return { session: null, view: "home" };
+}
+
+export function navigate(path: string, replace = false) {
+  if (location.pathname !== path) {
+    if (replace) history.replaceState(null, "", path);
+    else history.pushState(null, "", path);
+  }
+  route.value = parseRoute(path);
+  drawerOpen.value = false;
+}
+addEventListener("popstate", () => (route.value = parseRoute(location.pathname)));
+
+export const drawerOpen = signal(false);
+export const inboxOpen = signal(false);
+
+// Settings kept in this browser.
+function stored<T>(key: string, def: T) {
+  let v = def;
+  try {
+    const s = localStorage.getItem(key);
+    if (s !== null) v = JSON.parse(s);
+  } catch {
+    /* default */
+  }
+  const sig = signal<T>(v);
+  effect(() => {
+    try {
+      localStorage.setItem(key, JSON.stringify(sig.value));
+    } catch {
+      /* private mode */
+    }
+  });
+  return sig;
+}
+export const theme = stored<"system" | "light" | "dark">("svc-theme", "system");
+export const enterSends = stored<boolean>("svc-enter-sends", true);
+
+effect(() => {
+  const t = theme.value;
+  const root = document.documentElement;
+  if (t === "system") root.removeAttribute("data-theme");
+  else root.setAttribute("data-theme", t);
+  const dark = t === "dark" || (t === "system" && matchMedia("(prefers-color-scheme: dark)").matches);
+  document.querySelector('meta[name="theme-color"]')?.setAttribute("content", dark ? "#111418" : "#f6f7f9");
+});
+
+export const pendingCount = computed(() => pendingAll.value.length);
+
+export function upsertSession(s: SessionSummary) {
+  const list = sessions.peek();
+  const i = list.findIndex((x) => x.session_id === s.session_id);
+  const merged = i >= 0 ? { ...list[i], ...s } : s;
+  const next = i >= 0 ? list.slice() : [merged, ...list];
+  if (i >= 0) next[i] = merged;
+  next.sort((a, b) => (b.updated_at ?? "").localeCompare(a.updated_at ?? ""));
+  sessions.value = next;
+}
+
+export function removeSession(id: string) {
+  sessions.value = sessions.peek().filter((s) => s.session_id !== id);
+  pendingAll.value = pendingAll.peek().filter((p) => p.session_id !== id);
+}
+
+/** Replaces the pending requests of one session (from its /chat socket). */
+export function setSessionPending(id: string, list: PendingPermission[]) {
+  if (eventsLive.peek()) return; // the events socket is the source of truth
+  pendingAll.value = [...pendingAll.peek().filter((p) => p.session_id !== id), ...list];
+}
+
+export async function loadProviders() {
+  try {
+    const r = await get<{ providers: Provider[] }>("/api/providers");
+    providers.value = r.providers;
+  } catch {
+    /* the form shows the error when it needs them */
+  }
+}
+
+export async function loadFavourites() {
+  try {
+    const r = await get<{ sessions: { session_id: string }[] }>("/api/favorites");
+    favourites.value = new Set(r.sessions.map((s) => s.session_id));
+  } catch {
+    /* not fatal */
+  }
+}
+
+/** The sidebar's list over HTTP (used until the events socket answers). */
+export async function loadWelcome() {
+  try {
+    const r = await get<{ sessions: any[] }>("/api/welcome/sessions?limit=100");
+    const list: SessionSummary[] = r.sessions.map((s) => ({ ...s, cwd: s.cwd ?? s.project }));
+    if (!eventsLive.peek()) {
+      // Keep live fields we already know (agent_running, pending counts).
+      const old = new Map(sessions.peek().map((s) => [s.session_id, s]));
+      sessions.value = list.map((s) => ({ ...old.get(s.session_id), ...s }));
+    }
+    sessionsError.value = null;
+  } catch (e) {
+    sessionsError.value = (e as Error).message;
+  }
+}
+
+let events: ReconnectingSocket | null = null;
+let poll: ReturnType<typeof setInterval> | null = null;
+
+/** Starts the events socket; while it fails, /api/welcome is polled. */
+export function startEvents() {
+  loadWelcome();
+  poll = setInterval(() => {
+    if (!eventsLive.peek() && document.visibilityState === "visible") loadWelcome();
+  }, 15000);
+  events = new ReconnectingSocket({
+    url: () => wsURL("/api/events"),
+    onFrame: (f: EventFrame) => applyEvent(f),
+    onOpen: () => {
+      /* the snapshot follows */
+    },
+  });
+  events.state.subscribe((s) => {
+    if (s.kind !== "connected") eventsLive.value = false;
+  });
+  events.start();
+  const wake = () => events?.wake();
+  document.addEventListener("visibilitychange", () => document.visibilityState === "visible" && wake());
+  addEventListener("pageshow", wake);
+  addEventListener("focus", wake);
+  addEventListener("online", wake);
+  return () => {
+    events?.stop();
+    if (poll) clearInterval(poll);
+  };
+}
+
+export function applyEvent(f: EventFrame) {
+  switch (f.type) {
+    case "snapshot":
+      eventsLive.value = true;
+      sessions.value = [...f.sessions].filter((s) => !s.archived).sort((a, b) => (b.updated_at ?? "").localeCompare(a.updated_at ?? ""));
+      pendingAll.value = f.pending ?? [];
+      return;
+    case "session":
+      if (f.session.archived) removeSession(f.session.session_id);
+      else upsertSession(f.session);
+      return;
+    case "session_deleted":
+      removeSession(f.session_id);
+      return;
+    case "permission_request":
+      if (!pendingAll.peek().some((p) => p.request_id === f.request_id && p.session_id === f.session_id))
+        pendingAll.value = [...pendingAll.peek(), { session_id: f.session_id, request_id: f.request_id, tool_name: f.tool_name, input: f.input, suggestions: f.suggestions }];
+      return;
+    case "permission_resolved":
+      pendingAll.value = pendingAll.peek().filter((p) => !(p.request_id === f.request_id && p.session_id === f.session_id));
+      return;
+  }
+}

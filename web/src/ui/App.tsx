@@ -1,0 +1,187 @@
+// The layout: a top bar (sessions menu on phones, the inbox, the theme
+// switch), the sidebar (a drawer on phones, hidden not unmounted), and the
+// open view.
+
+import { signal } from "@preact/signals";
+import { useEffect, useState } from "preact/hooks";
+import { post } from "../lib/api";
+import { baseName } from "../lib/format";
+import { drawerOpen, inboxOpen, navigate, pendingAll, pendingCount, route, sessions, theme } from "../state/app";
+import type { PendingPermission, SessionSummary } from "../protocol/types";
+import { answerRemote } from "../state/remote";
+import { SessionView } from "./Conversation";
+import { NewSession } from "./NewSession";
+import { PermInput } from "./Permission";
+import { Sidebar } from "./Sidebar";
+
+export function App() {
+  const r = route.value;
+  // The drawer takes the focus when it opens and gives it back when it closes.
+  useEffect(() => {
+    if (drawerOpen.value) document.querySelector<HTMLElement>("#sessions-drawer .newbtn")?.focus();
+    else if (document.activeElement?.closest("#sessions-drawer") && matchMedia("(max-width: 800px)").matches) document.querySelector<HTMLElement>(".drawerbtn")?.focus();
+  }, [drawerOpen.value]);
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === "Escape") {
+        drawerOpen.value = false;
+        inboxOpen.value = false;
+      }
+    };
+    addEventListener("keydown", onKey);
+    return () => removeEventListener("keydown", onKey);
+  }, []);
+  return (
+    <div class={`app ${drawerOpen.value ? "drawer-open" : ""}`}>
+      <TopBar />
+      <div class="body">
+        <div class="side" id="sessions-drawer">
+          <Sidebar />
+        </div>
+        {drawerOpen.value && <div class="scrim" onClick={() => (drawerOpen.value = false)} aria-hidden="true" />}
+        <main class="main" id="main">
+          {r.view === "session" && r.session ? <SessionView key={r.session} id={r.session} /> : r.view === "new" ? <NewSession /> : <Home />}
+        </main>
+      </div>
+      {inboxOpen.value && <Inbox />}
+    </div>
+  );
+}
+
+function TopBar() {
+  const n = pendingCount.value;
+  return (
+    <header class="topbar">
+      <button type="button" class="iconbtn drawerbtn" aria-label="Sessions menu" aria-expanded={drawerOpen.value} aria-controls="sessions-drawer" onClick={() => (drawerOpen.value = !drawerOpen.value)}>
+        ☰
+      </button>
+      <a class="brand" href="/" onClick={(e) => (e.preventDefault(), navigate("/"))}>
+        svc-code
+      </a>
+      <span class="spacer" />
+      <button type="button" class={`iconbtn inboxbtn ${n ? "has" : ""}`} aria-label="Pending permissions" aria-describedby="pending-count" aria-expanded={inboxOpen.value} onClick={() => (inboxOpen.value = !inboxOpen.value)}>
+        <span aria-hidden="true">⚑</span>
+        <span id="pending-count" class="badge">
+          {n}
+          <span class="sr-only"> pending</span>
+        </span>
+      </button>
+      <label class="sr-only" for="theme">
+        Theme
+      </label>
+      <select id="theme" class="themesel" value={theme.value} onChange={(e) => (theme.value = e.currentTarget.value as any)}>
+        <option value="system">Auto</option>
+        <option value="light">Light</option>
+        <option value="dark">Dark</option>
+      </select>
+      <form method="post" action="/api/logout" class="logout" onSubmit={(e) => (e.preventDefault(), post("/api/logout").finally(() => location.assign("/login")))}>
+        <button type="submit" class="mini">
+          Sign out
+        </button>
+      </form>
+    </header>
+  );
+}
+
+// What the last answer from the inbox did (its card leaves the list at once).
+const inboxNote = signal<string | null>(null);
+
+function Inbox() {
+  const items = pendingAll.value;
+  const byId = new Map(sessions.value.map((s) => [s.session_id, s]));
+  return (
+    <div class="inbox" role="dialog" aria-label="Pending permission requests">
+      <div class="panelhead">
+        <strong>Pending permissions ({items.length})</strong>
+        <button type="button" class="mini" onClick={() => (inboxOpen.value = false)}>
+          Close
+        </button>
+      </div>
+      {inboxNote.value && (
+        <p class="pad" role="status">
+          {inboxNote.value}
+        </p>
+      )}
+      {items.length === 0 && <p class="muted pad">Nothing waiting for you.</p>}
+      <ul class="plain">
+        {items.map((p) => (
+          <InboxItem key={p.session_id + p.request_id} p={p} s={byId.get(p.session_id)} />
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+function InboxItem({ p, s }: { p: PendingPermission; s?: SessionSummary }) {
+  const [busy, setBusy] = useState(false);
+  const [msg, setMsg] = useState<string | null>(null);
+  const here = route.value.session === p.session_id;
+  const open = () => {
+    inboxOpen.value = false;
+    navigate(`/s/${p.session_id}`);
+  };
+  const answer = async (behavior: "allow" | "deny") => {
+    setBusy(true);
+    const r = await answerRemote(p.session_id, s?.last_line ?? 0, { type: "permission_response", request_id: p.request_id, behavior });
+    setBusy(false);
+    const what = `${p.tool_name} in ${s?.title || "Untitled session"}`;
+    inboxNote.value = r.ok ? `${behavior === "allow" ? "Allowed" : "Denied"}: ${what}` : null;
+    setMsg(r.ok ? (behavior === "allow" ? "Allowed" : "Denied") : `Not answered: ${r.reason}`);
+  };
+  return (
+    <li class="inboxitem">
+      <div>
+        <strong>{p.tool_name}</strong> in <span>{s?.title || "Untitled session"}</span> <span class="muted">({baseName(s?.cwd ?? "")})</span>
+      </div>
+      <PermInput tool={p.tool_name} input={p.input} />
+      {msg && <p role="status">{msg}</p>}
+      <div class="row">
+        {here ? (
+          <button type="button" onClick={() => (inboxOpen.value = false)}>
+            Answer on its card
+          </button>
+        ) : (
+          <>
+            <button type="button" class="primary" disabled={busy} onClick={() => answer("allow")}>
+              Allow here
+            </button>
+            <button type="button" class="danger" disabled={busy} onClick={() => answer("deny")}>
+              Deny here
+            </button>
+            <a class="button" href={`/s/${p.session_id}`} onClick={(e) => (e.preventDefault(), open())}>
+              Open to edit or answer
+            </a>
+          </>
+        )}
+      </div>
+    </li>
+  );
+}
+
+function Home() {
+  const list = sessions.value;
+  return (
+    <div class="home">
+      <h1>svc-code</h1>
+      <p>Run, watch, steer and approve coding agents.</p>
+      <button type="button" class="primary big" onClick={() => navigate("/new")}>
+        Create a session
+      </button>
+      {list.length > 0 && (
+        <>
+          <h2>Recent</h2>
+          <ul class="plain recent">
+            {list.slice(0, 8).map((s) => (
+              <li key={s.session_id}>
+                <a href={`/s/${s.session_id}`} onClick={(e) => (e.preventDefault(), navigate(`/s/${s.session_id}`))}>
+                  {s.title || "Untitled session"}
+                </a>{" "}
+                <span class="muted">{baseName(s.cwd)}</span>
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+    </div>
+  );
+}

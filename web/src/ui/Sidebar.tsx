@@ -1,0 +1,198 @@
+// The sidebar: "New session", search, and the sessions grouped by project,
+// each with its live state (working, waiting for permission, idle).
+
+import { useState } from "preact/hooks";
+import { del, get, patch, post, put, q } from "../lib/api";
+import { baseName, fmtAgo } from "../lib/format";
+import type { SessionSummary } from "../protocol/types";
+import { eventsLive, favourites, navigate, pendingAll, removeSession, route, sessions, sessionsError } from "../state/app";
+
+interface Hit {
+  kind: string;
+  session_id: string;
+  title: string;
+  cwd: string;
+  snippet: string;
+  line: number | null;
+  archived: boolean;
+}
+
+export function Sidebar() {
+  const list = sessions.value;
+  const pend = pendingAll.value;
+  const favs = favourites.value;
+  const cur = route.value.session;
+  const [query, setQuery] = useState("");
+  const [hits, setHits] = useState<Hit[] | null>(null);
+  const [err, setErr] = useState<string | null>(null);
+
+  const search = async (e: Event) => {
+    e.preventDefault();
+    if (!query.trim()) {
+      setHits(null);
+      return;
+    }
+    try {
+      const r = await post<{ results: Hit[] }>("/api/welcome/search", { query: query.trim(), limit: 30 });
+      setHits(r.results);
+      setErr(null);
+    } catch (e2) {
+      setErr((e2 as Error).message);
+    }
+  };
+
+  const pendingOf = (id: string) => pend.filter((p) => p.session_id === id).length;
+  const sorted = [...list].sort((a, b) => Number(favs.has(b.session_id) || !!b.is_favorite) - Number(favs.has(a.session_id) || !!a.is_favorite));
+  const groups = new Map<string, SessionSummary[]>();
+  for (const s of sorted) {
+    const k = s.cwd || "";
+    if (!groups.has(k)) groups.set(k, []);
+    groups.get(k)!.push(s);
+  }
+
+  return (
+    <nav class="sidebar" aria-label="Sessions">
+      <div class="sidetop">
+        <a
+          class="button primary big newbtn"
+          href="/new"
+          role="button"
+          onClick={(e) => {
+            e.preventDefault();
+            navigate("/new");
+          }}
+        >
+          New session
+        </a>
+        <form role="search" onSubmit={search} class="search">
+          <label class="sr-only" for="session-search">
+            Search sessions
+          </label>
+          <input id="session-search" type="search" placeholder="Search titles and prompts" value={query} onInput={(e) => (setQuery(e.currentTarget.value), e.currentTarget.value === "" && setHits(null))} />
+        </form>
+      </div>
+      {err && <p class="error">{err}</p>}
+      {sessionsError.value && !eventsLive.value && <p class="error">Sessions: {sessionsError.value}</p>}
+      {hits ? (
+        <div class="hits">
+          <p class="muted">
+            {hits.length} result{hits.length === 1 ? "" : "s"} ·{" "}
+            <button type="button" class="linklike" onClick={() => (setHits(null), setQuery(""))}>
+              clear
+            </button>
+          </p>
+          <ul class="plain">
+            {hits.map((h, i) => (
+              <li key={i}>
+                <a href={`/s/${h.session_id}`} onClick={(e) => (e.preventDefault(), navigate(`/s/${h.session_id}`))}>
+                  {h.title || "Untitled session"}
+                  {h.archived ? " (archived)" : ""}
+                </a>
+                <div class="snippet">{renderSnippet(h.snippet)}</div>
+              </li>
+            ))}
+          </ul>
+        </div>
+      ) : (
+        <div class="groups">
+          {list.length === 0 && <p class="muted pad">No sessions yet.</p>}
+          {[...groups].map(([cwd, items]) => (
+            <section key={cwd} class="group">
+              <h2 title={cwd}>{baseName(cwd) || "(no directory)"}</h2>
+              <ul class="plain">
+                {items.map((s) => (
+                  <SessionItem key={s.session_id} s={s} current={s.session_id === cur} pending={Math.max(pendingOf(s.session_id), eventsLive.value ? 0 : s.pending_permissions ?? 0)} fav={favs.has(s.session_id) || !!s.is_favorite} />
+                ))}
+              </ul>
+            </section>
+          ))}
+        </div>
+      )}
+    </nav>
+  );
+}
+
+function renderSnippet(s: string) {
+  // The server marks matches with **…**; the text is not HTML: render as text.
+  return s.split("**").map((part, i) => (i % 2 ? <mark key={i}>{part}</mark> : part));
+}
+
+function SessionItem({ s, current, pending, fav }: { s: SessionSummary; current: boolean; pending: number; fav: boolean }) {
+  const [menu, setMenu] = useState(false);
+  const state = pending > 0 ? "waiting" : s.agent_running ? "running" : "idle";
+  const stateText = pending > 0 ? `needs permission (${pending})` : s.agent_running ? "running" : "idle";
+  const toggleFav = async () => {
+    try {
+      if (fav) await del(`/api/favorites/sessions/${q(s.session_id)}`);
+      else await put(`/api/favorites/sessions/${q(s.session_id)}`, {});
+      const next = new Set(favourites.peek());
+      if (fav) next.delete(s.session_id);
+      else next.add(s.session_id);
+      favourites.value = next;
+      sessions.value = sessions.peek().map((x) => (x.session_id === s.session_id ? { ...x, is_favorite: !fav } : x));
+    } catch (e) {
+      alert((e as Error).message);
+    }
+  };
+  const rename = async () => {
+    const t = prompt("Rename the session", s.title);
+    if (t === null) return;
+    try {
+      const r = await patch(`/api/session/${q(s.session_id)}`, { title: t });
+      sessions.value = sessions.peek().map((x) => (x.session_id === s.session_id ? { ...x, title: r.title } : x));
+    } catch (e) {
+      alert((e as Error).message);
+    }
+  };
+  const remove = async () => {
+    if (!confirm(`Delete "${s.title || "Untitled session"}" and its whole log?`)) return;
+    try {
+      await del(`/api/session/${q(s.session_id)}`);
+      removeSession(s.session_id);
+      if (current) navigate("/");
+    } catch (e) {
+      alert((e as Error).message);
+    }
+  };
+  return (
+    <li class={`sess ${current ? "current" : ""}`}>
+      <a href={`/s/${s.session_id}`} aria-current={current ? "page" : undefined} onClick={(e) => (e.preventDefault(), navigate(`/s/${s.session_id}`))}>
+        <span class="stitle">
+          {s.title || "Untitled session"}
+          {fav && <span aria-label=", favourite"> ★</span>}
+          {s.parent_id && <span class="tag forktag">fork</span>}
+        </span>
+        <span class={`sstate ${state}`}>
+          <span class="dot" aria-hidden="true" />
+          {stateText}
+          {s.updated_at && <span class="muted">&nbsp;· {fmtAgo(s.updated_at)}</span>}
+        </span>
+      </a>
+      <button type="button" class="mini more" aria-label={`Actions for ${s.title || "Untitled session"}`} aria-expanded={menu} onClick={() => setMenu(!menu)}>
+        ⋯
+      </button>
+      {menu && (
+        <div class="menu" role="menu" onClick={() => setMenu(false)}>
+          <button type="button" role="menuitem" onClick={rename}>
+            Rename
+          </button>
+          <button type="button" role="menuitem" onClick={toggleFav}>
+            {fav ? "Remove from favourites" : "Favourite"}
+          </button>
+          <button type="button" role="menuitem" class="danger" onClick={remove}>
+            Delete
+          </button>
+        </div>
+      )}
+    </li>
+  );
+}
+
+export async function refreshOne(id: string) {
+  try {
+    const s = await get(`/api/session/${q(id)}`);
+    sessions.value = sessions.peek().map((x) => (x.session_id === id ? { ...x, ...s } : x));
+  } catch {
+    /* ignore */
+  }
+}

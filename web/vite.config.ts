@@ -1,0 +1,59 @@
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { defineConfig, type Plugin } from "vitest/config";
+
+// The gateway a `make ui-dev` server proxies to (a running stack). Its origin
+// (this dev server's) must be listed in the gateway's allowed_origins.
+const target = process.env.SVC_UI_TARGET ?? "http://127.0.0.1:8765";
+
+// serviceWorker writes dist/sw.js from src/sw.js: the app shell's file list
+// and a version derived from it, so a new build installs a new cache and an
+// old page never mixes with new assets.
+function serviceWorker(): Plugin {
+  return {
+    name: "svc-service-worker",
+    apply: "build",
+    generateBundle(_opts, bundle) {
+      const assets = Object.keys(bundle)
+        .filter((f) => f.startsWith("assets/"))
+        .sort()
+        .map((f) => "/" + f);
+      const version = createHash("sha256").update(assets.join("\n")).digest("hex").slice(0, 12);
+      const src = readFileSync(new URL("./src/sw.js", import.meta.url), "utf8")
+        .replace("__VERSION__", version)
+        .replace("__ASSETS__", JSON.stringify(assets));
+      this.emitFile({ type: "asset", fileName: "sw.js", source: src });
+    },
+  };
+}
+
+export default defineConfig({
+  base: "/",
+  publicDir: false,
+  plugins: [serviceWorker()],
+  oxc: { jsx: { runtime: "automatic", importSource: "preact" } },
+  build: {
+    outDir: process.env.SVC_UI_OUT ?? "dist",
+    emptyOutDir: true,
+    target: "es2022",
+    sourcemap: false,
+    modulePreload: { polyfill: false },
+    chunkSizeWarningLimit: 400,
+  },
+  server: {
+    port: Number(process.env.SVC_UI_PORT ?? 5173),
+    strictPort: true,
+    proxy: {
+      "/api": { target, changeOrigin: true, ws: true },
+      "/chat": { target, changeOrigin: true, ws: true },
+      "/login": { target },
+      "/static": { target },
+      "/instance-icons": { target },
+      "/manifest.json": { target },
+    },
+  },
+  test: {
+    environment: "happy-dom",
+    include: ["src/**/*.test.ts", "src/**/*.test.tsx"],
+  },
+});
