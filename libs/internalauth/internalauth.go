@@ -10,7 +10,9 @@
 package internalauth
 
 import (
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
 	"errors"
@@ -102,4 +104,17 @@ func (s Secret) Check(got string) bool {
 		return false
 	}
 	return subtle.ConstantTimeCompare([]byte(got), []byte(s.value)) == 1
+}
+
+// Derive returns a key for one purpose, HMAC-SHA256(secret, purpose): the
+// registries and relays in Redis sign with a derived key, never with the
+// secret itself, so a MAC seen in Redis says nothing about the header the
+// gateway sends. An unset secret derives nil, which signs nothing.
+func (s Secret) Derive(purpose string) []byte {
+	if s.value == "" {
+		return nil
+	}
+	m := hmac.New(sha256.New, []byte(s.value))
+	m.Write([]byte(purpose))
+	return m.Sum(nil)
 }

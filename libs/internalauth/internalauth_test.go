@@ -1,6 +1,7 @@
 package internalauth
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"sync"
@@ -57,5 +58,25 @@ func TestKeyFileSharedByConcurrentStarters(t *testing.T) {
 func TestZeroSecretMatchesNothing(t *testing.T) {
 	if (Secret{}).Check("") {
 		t.Error("empty secret matched an empty header")
+	}
+}
+
+func TestDerive(t *testing.T) {
+	s := FromString("0123456789abcdef0123")
+	a, b := s.Derive("termhosts v1"), s.Derive("chat relay v1")
+	if len(a) != 32 || len(b) != 32 {
+		t.Fatalf("got %d and %d bytes, want 32", len(a), len(b))
+	}
+	if bytes.Equal(a, b) {
+		t.Error("two purposes derived the same key")
+	}
+	if !bytes.Equal(a, s.Derive("termhosts v1")) {
+		t.Error("one purpose derived two keys")
+	}
+	if bytes.Contains(a, []byte(s.Value())) || bytes.Equal(a, []byte(s.Value())) {
+		t.Error("the derived key holds the secret")
+	}
+	if k := (Secret{}).Derive("termhosts v1"); k != nil {
+		t.Errorf("an unset secret derived %x, want nil", k)
 	}
 }

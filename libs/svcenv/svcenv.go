@@ -43,7 +43,9 @@ const maxBodyLimitMB = 1024
 type Common struct {
 	// DataHome is the resolved data home (SVC_CODE_HOME, else ~/.svc-code).
 	// LoadCommon does not create it; Prepare does.
-	DataHome        string
+	DataHome string
+	// RedisURL is Redis's URL with its password, if any (ReadRedisURL):
+	// never log it.
 	RedisURL        string
 	RedisPrefix     string
 	LogFormat       string
@@ -61,7 +63,7 @@ type Common struct {
 // r, to be reported with the service's own.
 func LoadCommon(r *envconf.Reader) Common {
 	c := Common{
-		RedisURL:        r.String(EnvRedisURL, DefaultRedisURL),
+		RedisURL:        ReadRedisURL(r),
 		LogFormat:       strings.ToLower(r.String(EnvLogFormat, "text")),
 		LogLevel:        strings.ToLower(r.String(EnvLogLevel, "info")),
 		ShutdownTimeout: r.Duration(EnvShutdownTimeout, DefaultShutdownTimeout),

@@ -20,8 +20,10 @@ import (
 	"github.com/svc-code/svc-code/bench/internal/chatproc"
 	"github.com/svc-code/svc-code/bench/internal/proc"
 	"github.com/svc-code/svc-code/bench/internal/stats"
+	"github.com/svc-code/svc-code/libs/internalauth"
 	"github.com/svc-code/svc-code/libs/pgmigrate"
 	"github.com/svc-code/svc-code/libs/protocol"
+	"github.com/svc-code/svc-code/libs/turnsig"
 )
 
 // env is a running analytics on a throwaway schema, read-only role and
@@ -343,14 +345,19 @@ func (e *env) ingest(ctx context.Context, tag string, n int) (stats.Summary, err
 		id := fmt.Sprintf("ingest-%s:%d", tag, i)
 		now := time.Now().UTC()
 		t0 := time.Now()
-		err := e.rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: map[string]any{
+		values := map[string]any{
 			"event": "turn_ended", "session_id": "ingest-" + tag, "turn_id": id, "turn_number": i + 1,
 			"prompt": "run the tests again", "model": "claude-sonnet-4-5", "cwd": "/home/bench/ingest",
 			"provider": "agent-sdk", "cost_usd": "0.0123", "input_tokens": 12, "output_tokens": 345,
 			"cache_read_tokens": 1000, "cache_creation_tokens": 50, "duration_ms": 2500, "tool_calls": 1,
 			"tools":    `[{"name":"Bash","duration_ms":120,"outcome":"ok"}]`,
 			"is_error": "false", "stop_reason": "end_turn", "ended_at": now.Format(time.RFC3339Nano),
-		}}).Err()
+		}
+		// Signed as chat signs them: analytics records nothing else.
+		if err := turnsig.New(internalauth.FromString(e.secret)).Sign(stream, values); err != nil {
+			return stats.Summary{}, err
+		}
+		err := e.rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: values}).Err()
 		if err != nil {
 			return stats.Summary{}, fmt.Errorf("XADD: %w", err)
 		}

@@ -21,7 +21,9 @@ import (
 
 	"github.com/svc-code/svc-code/bench/internal/proc"
 	"github.com/svc-code/svc-code/bench/internal/report"
+	"github.com/svc-code/svc-code/libs/internalauth"
 	"github.com/svc-code/svc-code/libs/protocol"
+	"github.com/svc-code/svc-code/libs/turnsig"
 )
 
 // Markers delimit the journal part of the shadow section in BENCHMARKS.md.
@@ -61,6 +63,7 @@ type journalSection struct {
 // journalBench drives a real shadow through the turn stream.
 type journalBench struct {
 	rdb     *redis.Client
+	key     turnsig.Key // chat's signature: shadow journals only signed events
 	stream  string
 	project string
 	journal string
@@ -72,10 +75,14 @@ type journalBench struct {
 // that took from the XADD.
 func (b *journalBench) add(ctx context.Context, event string, turn int) (time.Duration, error) {
 	start := time.Now()
-	id, err := b.rdb.XAdd(ctx, &redis.XAddArgs{Stream: b.stream, Values: map[string]any{
+	values := map[string]any{
 		"event": event, "session_id": b.session, "turn_id": b.session + ":" + strconv.Itoa(turn),
 		"turn_number": strconv.Itoa(turn), "prompt": "bench turn " + strconv.Itoa(turn), "cwd": b.project,
-	}}).Result()
+	}
+	if err := b.key.Sign(b.stream, values); err != nil {
+		return 0, err
+	}
+	id, err := b.rdb.XAdd(ctx, &redis.XAddArgs{Stream: b.stream, Values: values}).Result()
 	if err != nil {
 		return 0, fmt.Errorf("add %s: %w", event, err)
 	}
@@ -195,7 +202,7 @@ func runJournal(ctx context.Context, root, scratch string, o options) (s journal
 
 	sum := sha256.Sum256([]byte(project))
 	b := &journalBench{
-		rdb: rdb, stream: in.prefix + "turns", project: project, session: "bench",
+		rdb: rdb, key: turnsig.New(internalauth.FromString(in.secret)), stream: in.prefix + "turns", project: project, session: "bench",
 		journal: filepath.Join(home, "projects", hex.EncodeToString(sum[:])[:16], "shadow-git"),
 	}
 	if s.First, err = b.add(ctx, "turn_started", 1); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -11,9 +12,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/svc-code/svc-code/libs/envconf"
 	"github.com/svc-code/svc-code/libs/internalauth"
 	"github.com/svc-code/svc-code/libs/pgmigrate/pgmigratetest"
+	"github.com/svc-code/svc-code/libs/redisx/redistest"
 	"github.com/svc-code/svc-code/libs/svcenv"
 	"github.com/svc-code/svc-code/libs/svchttp"
 )
@@ -24,6 +28,7 @@ func RunContract(t *testing.T, s Service) {
 	t.Run("requests", func(t *testing.T) { testRequests(t, s) })
 	t.Run("health degraded", func(t *testing.T) { testHealthDegraded(t, s) })
 	t.Run("refuses to start", func(t *testing.T) { testRefusesToStart(t, s) })
+	t.Run("password-protected redis", func(t *testing.T) { testRedisPassword(t, s) })
 	t.Run("bad config", func(t *testing.T) { testBadConfig(t, s) })
 	if len(s.Postgres) > 0 {
 		t.Run("postgres URLs from the data home", func(t *testing.T) { testPostgresFromDataHome(t, s) })
@@ -290,4 +295,50 @@ func testHealthcheck(t *testing.T, s Service) {
 	if err := svchttp.Healthcheck(context.Background(), common, inst.addr, s.Name); err == nil {
 		t.Errorf("Healthcheck of a stopped %s succeeded", s.Name)
 	}
+}
+
+// testRedisPassword runs s against a redis-server of the test's own that
+// requires a password (and has an ACL user): given as REDIS_URL, as
+// REDIS_PASSWORD_FILE, and as an ACL user, s starts, reports Redis healthy
+// and makes no unauthenticated call (the server counts NOAUTH and
+// WRONGPASS refusals); with no password it refuses to start, saying why.
+func testRedisPassword(t *testing.T, s Service) {
+	const password, userPassword = "contract-pw-71ad", "contract-user-pw-3e90"
+	srv := redistest.Start(t, redis.Options{Password: password},
+		"--requirepass", password, "--user", "svc", "on", ">"+userPassword, "~*", "&*", "+@all")
+	pwFile := filepath.Join(t.TempDir(), "redis.password")
+	if err := os.WriteFile(pwFile, []byte(password+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	admin := redis.NewClient(&redis.Options{Addr: srv.Addr, Password: password})
+	defer admin.Close()
+	for name, set := range map[string]map[string]string{
+		"password in REDIS_URL": {svcenv.EnvRedisURL: "redis://:" + password + "@" + srv.Addr + "/0"},
+		"REDIS_PASSWORD_FILE":   {svcenv.EnvRedisURL: "redis://" + srv.Addr + "/0", svcenv.EnvRedisPassword + "_FILE": pwFile},
+		"ACL user":              {svcenv.EnvRedisURL: "redis://svc:" + userPassword + "@" + srv.Addr + "/0"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			env := testEnv(t, s)
+			maps.Copy(env, set)
+			inst := mustStart(t, s, env)
+			got, err := get(inst.base+svchttp.HealthPath(s.Name), testSecret)
+			if err != nil || got.status != http.StatusOK || !strings.Contains(got.raw, `"redis":"ok"`) {
+				t.Errorf("health = %v %+v, want redis ok", err, got)
+			}
+			if err := inst.wait(t); err != nil {
+				t.Fatalf("Start: %v", err)
+			}
+			if n, err := redistest.AuthErrors(context.Background(), admin); err != nil || n != 0 {
+				t.Errorf("Redis refused %d of %s's calls for want of authentication (%v)", n, s.Name, err)
+			}
+		})
+	}
+	t.Run("no password", func(t *testing.T) {
+		env := testEnv(t, s)
+		env[svcenv.EnvRedisURL] = "redis://" + srv.Addr + "/0"
+		err := s.Start(context.Background(), getenv(env), nil, testLogger(t))
+		if err == nil || !strings.Contains(err.Error(), "NOAUTH") {
+			t.Errorf("Start without the password: %v, want a NOAUTH error", err)
+		}
+	})
 }

@@ -47,6 +47,7 @@ export interface SessionSummary {
   updated_at?: string;
   last_line?: number;
   pending_permissions?: number;
+  parent_id?: string | null;
   first_prompt?: string;
 }
 

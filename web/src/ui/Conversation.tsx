@@ -269,7 +269,7 @@ function SessionHeader({ live, onFork, onNotice }: { live: LiveSession; onFork: 
         </span>
         {sess && (
           <span class="muted cost">
-            {sess.turns} turns · {fmtCost(sess.cost_usd)}
+            {sess.turns} {sess.turns === 1 ? "turn" : "turns"} · {fmtCost(sess.cost_usd)}
           </span>
         )}
       </div>

@@ -160,6 +160,7 @@ function SessionItem({ s, current, pending, fav }: { s: SessionSummary; current:
         <span class="stitle">
           {s.title || "Untitled session"}
           {fav && <span aria-label=", favourite"> ★</span>}
+          {s.parent_id && <span class="tag forktag">fork</span>}
         </span>
         <span class={`sstate ${state}`}>
           <span class="dot" aria-hidden="true" />

@@ -8,7 +8,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/svc-code/svc-code/libs/internalauth"
 	"github.com/svc-code/svc-code/libs/redisx"
+	"github.com/svc-code/svc-code/libs/turnsig"
 	"github.com/svc-code/svc-code/services/analytics/internal/ingest"
 	"github.com/svc-code/svc-code/services/analytics/internal/store"
 )
@@ -16,16 +18,20 @@ import (
 // TurnStream is the name of chat's turns stream under REDIS_PREFIX.
 const TurnStream = "turns"
 
-// startIngest consumes the turns stream in the background until ctx ends;
+// startIngest consumes the turns stream in the background until ctx ends,
+// recording only the entries chat signed with the internal secret;
 // the returned function waits for the consumer to stop (call it before
 // closing the pools).
-func startIngest(ctx context.Context, cfg Config, rdb *redis.Client, rec ingest.Recorder, log *slog.Logger) func() {
+func startIngest(ctx context.Context, cfg Config, rdb *redis.Client, rec ingest.Recorder, secret internalauth.Secret, log *slog.Logger) func() {
+	stream := redisx.Keys{Prefix: cfg.RedisPrefix}.Key(TurnStream)
+	key := turnsig.New(secret)
 	c := ingest.New(ingest.Config{
 		Redis:    rdb,
-		Stream:   redisx.Keys{Prefix: cfg.RedisPrefix}.Key(TurnStream),
+		Stream:   stream,
 		Consumer: cfg.Consumer,
 		Recorder: rec,
 		Log:      log,
+		Verify:   func(values map[string]any) bool { return key.Verify(stream, values) },
 	})
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})

@@ -93,7 +93,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return err
 	}
 	log.InfoContext(ctx, "listening", "addr", ln.Addr().String(), "data_home", cfg.DataHome)
-	stopIngest := startIngest(ctx, cfg, rdb, turns, log)
+	stopIngest := startIngest(ctx, cfg, rdb, turns, secret, log)
 	defer stopIngest()
 	stopWatch := watchConfig(ctx, rdb, redisx.Keys{Prefix: cfg.RedisPrefix}, timeout, log)
 	defer stopWatch()

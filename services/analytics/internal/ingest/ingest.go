@@ -59,6 +59,11 @@ type Config struct {
 	// over; ClaimEvery: how often that is checked.
 	ClaimIdle, ClaimEvery time.Duration
 	Log                   *slog.Logger
+	// Verify, when set, is asked about every entry first: one it refuses
+	// (not signed by chat, libs/turnsig) is parked in the dead-letter
+	// stream, not recorded, so that writing to Redis cannot add turns or
+	// costs. Nil accepts every entry (this package's own tests).
+	Verify func(values map[string]any) bool
 }
 
 // Consumer is one member of the turns stream's consumer group.
@@ -303,6 +308,9 @@ func (c *Consumer) handle(ctx context.Context, m redis.XMessage) error {
 }
 
 func (c *Consumer) record(ctx context.Context, values map[string]any) error {
+	if c.cfg.Verify != nil && !c.cfg.Verify(values) {
+		return &MalformedError{Reason: "not signed by chat"}
+	}
 	p, err := Parse(values)
 	if err != nil {
 		return err

@@ -18,6 +18,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/svc-code/svc-code/libs/internalauth"
+	"github.com/svc-code/svc-code/libs/turnsig"
 	"github.com/svc-code/svc-code/services/analytics/internal/ingest"
 	"github.com/svc-code/svc-code/services/analytics/internal/store"
 	"github.com/svc-code/svc-code/services/analytics/internal/storetest"
@@ -558,5 +560,58 @@ func TestIngestLargePrompts(t *testing.T) {
 	}
 	if n := e.count(`SELECT count(*) FROM turns WHERE id = 'L:2' AND octet_length(user_prompt) = (1 << 20) - 1 AND cost > 0`); n != 1 {
 		t.Errorf("L:2 not stored cut at 1 MiB (a character boundary) with its cost")
+	}
+}
+
+// TestIngestRecordsOnlySignedEntries: with Verify as analytics wires it,
+// an entry written into Redis without chat's signature (or signed for
+// another stream, or altered after signing) adds no turn and no cost; it
+// is parked with its reason. Chat's signed entries are recorded.
+func TestIngestRecordsOnlySignedEntries(t *testing.T) {
+	e := newEnv(t)
+	key := turnsig.New(internalauth.FromString("test-internal-secret-0123456789"))
+	sign := func(stream string, v map[string]any) map[string]any {
+		t.Helper()
+		if err := key.Sign(stream, v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	t0 := time.Date(2026, 3, 3, 9, 0, 0, 0, time.UTC)
+	altered := sign(e.stream, ended("forged-c", 1, 1, t0))
+	altered["cost_usd"] = "1000"
+	e.add(ended("forged-a", 1, 1, t0))
+	e.add(sign("other:turns", ended("forged-b", 1, 1, t0)))
+	e.add(altered)
+	e.add(sign(e.stream, started("good", 1, 1, t0)))
+	e.add(sign(e.stream, ended("good", 1, 1, t0.Add(time.Second))))
+	c := ingest.New(ingest.Config{
+		Redis: e.rdb, Stream: e.stream, Consumer: "a", Recorder: e.st, Block: 100 * time.Millisecond,
+		Log: slog.New(slog.DiscardHandler), Verify: func(v map[string]any) bool { return key.Verify(e.stream, v) },
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := c.Run(ctx); err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	e.waitFor("every entry acknowledged", func() bool { return e.endedTurns() == 1 && e.pending() == 0 })
+	if n := e.count(`SELECT count(*) FROM turns WHERE session_id <> 'good'`); n != 0 {
+		t.Errorf("%d forged turns recorded", n)
+	}
+	dead, err := e.rdb.XRange(context.Background(), ingest.DeadStream(e.stream), "-", "+").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dead) != 3 {
+		t.Fatalf("dead letters = %d, want the 3 forged entries", len(dead))
+	}
+	for _, d := range dead {
+		if reason, _ := d.Values["dead_reason"].(string); !strings.Contains(reason, "not signed by chat") {
+			t.Errorf("dead letter reason %q", reason)
+		}
 	}
 }

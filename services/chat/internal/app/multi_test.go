@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"path/filepath"
 	"testing"
@@ -9,7 +10,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/svc-code/svc-code/libs/internalauth"
 	"github.com/svc-code/svc-code/libs/pgmigrate/pgmigratetest"
+	"github.com/svc-code/svc-code/services/chat/internal/agent"
+	"github.com/svc-code/svc-code/services/chat/internal/room"
 )
 
 // startPair starts two chat instances on one PostgreSQL schema and Redis
@@ -143,7 +147,9 @@ func TestChatMultiDeadOwner(t *testing.T) {
 	if err := rdb.Set(ctx, prefix+"chat:owner:"+id, "dead-instance", 1500*time.Millisecond).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := rdb.HSet(ctx, prefix+"chat:perm:"+id, "req-1", `{"seq":1,"req":{"request_id":"req-1","tool_name":"Bash","input":{}}}`).Err(); err != nil {
+	left := room.SealedPermEntry(internalauth.FromString(testSecret), prefix, id, 1,
+		agent.PermissionRequest{RequestID: "req-1", ToolName: "Bash", Input: json.RawMessage(`{}`)})
+	if err := rdb.HSet(ctx, prefix+"chat:perm:"+id, "req-1", left).Err(); err != nil {
 		t.Fatal(err)
 	}
 	w, _ := b.join(id, -1)

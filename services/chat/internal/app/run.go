@@ -81,7 +81,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	rooms := room.NewManager(room.Config{
 		Store: st, LookPath: cfg.lookPath, Env: cfg.agentEnv, Log: log,
 		NewProvider: cfg.newProvider, Redis: rdb, TurnStream: redisx.Keys{Prefix: cfg.RedisPrefix}.Key("turns"),
-		Prefix: cfg.RedisPrefix, OwnerTTL: cfg.OwnerTTL, Heartbeat: cfg.Heartbeat,
+		Prefix: cfg.RedisPrefix, OwnerTTL: cfg.OwnerTTL, Heartbeat: cfg.Heartbeat, Secret: secret,
 	})
 	api.Register(app, api.Deps{
 		Store:    st,

@@ -9,7 +9,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/svc-code/svc-code/libs/internalauth"
 	"github.com/svc-code/svc-code/libs/redisx"
+	"github.com/svc-code/svc-code/libs/turnsig"
 )
 
 // turnStream connects to the test Redis and returns the turns stream of
@@ -96,6 +98,12 @@ func TestChatTurnEvents(t *testing.T) {
 	}
 
 	entries := waitEntries(t, rdb, stream, 6)
+	key := turnsig.New(internalauth.FromString(testSecret))
+	for i, e := range entries {
+		if !key.Verify(stream, e) {
+			t.Errorf("entry %d is not signed for shadow and analytics: %v", i, e)
+		}
+	}
 	prompts := []string{"hello there", "RUN_BASH", "RUN_BASH"}
 	for i, prompt := range prompts {
 		started, ended := entries[2*i], entries[2*i+1]

@@ -51,6 +51,8 @@ type Live interface {
 	SetWakeListener(fn func(room.Wake))
 	Instance() string
 	EventsChannel() string
+	// OpenWake verifies and decodes a Wake another instance published.
+	OpenWake(payload string) (room.Wake, bool)
 }
 
 // Config is what a Hub needs.
@@ -224,11 +226,9 @@ func (h *Hub) subscribe(ctx context.Context, channel string) {
 					first = false
 				}
 			case *redis.Message:
-				var w room.Wake
-				if json.Unmarshal([]byte(v.Payload), &w) != nil || w.From == h.cfg.Live.Instance() {
-					continue
+				if w, ok := h.cfg.Live.OpenWake(v.Payload); ok {
+					h.wake(w)
 				}
-				h.wake(w)
 			}
 		}
 	}

@@ -30,18 +30,22 @@ import (
 // redisTimeout bounds one Redis call of the ownership and relay protocol.
 const redisTimeout = 5 * time.Second
 
-// wireFrame is a frame on the frames channel.
+// wireFrame is a frame on the frames channel, sealed (relayauth.go).
 type wireFrame struct {
 	From string          `json:"from"`
+	Seq  uint64          `json:"seq"`
+	At   int64           `json:"at"`           // unix ms
 	To   string          `json:"to,omitempty"` // a socket id; "" for every socket
 	Line int64           `json:"line,omitempty"`
 	Data json.RawMessage `json:"data"`
 	Req  string          `json:"req,omitempty"` // a permission_request's id
 }
 
-// wireCmd is a client command on the cmd channel.
+// wireCmd is a client command on the cmd channel, sealed (relayauth.go).
 type wireCmd struct {
 	From string  `json:"from"`
+	Seq  uint64  `json:"seq"`
+	At   int64   `json:"at"` // unix ms
 	To   string  `json:"to"` // the sender's socket id
 	Cmd  Command `json:"cmd"`
 }
@@ -184,20 +188,54 @@ func (m *Manager) receive(msg any) {
 		switch {
 		case len(v.Channel) > len(m.key("frames", "")) && v.Channel[:len(m.key("frames", ""))] == m.key("frames", ""):
 			r := m.lookup(v.Channel[len(m.key("frames", "")):])
+			if r == nil {
+				return
+			}
 			var w wireFrame
-			if r == nil || json.Unmarshal([]byte(v.Payload), &w) != nil || w.From == m.instance {
+			if !m.openRelayed("frames", v.Channel, v.Payload, &w, &w.From, &w.Seq, &w.At) || w.From == m.instance {
 				return
 			}
 			r.deliverRemote(w)
 		case len(v.Channel) > len(m.key("cmd", "")) && v.Channel[:len(m.key("cmd", ""))] == m.key("cmd", ""):
 			r := m.lookup(v.Channel[len(m.key("cmd", "")):])
+			if r == nil {
+				return
+			}
 			var w wireCmd
-			if r == nil || json.Unmarshal([]byte(v.Payload), &w) != nil {
+			if !m.openRelayed("cmd", v.Channel, v.Payload, &w, &w.From, &w.Seq, &w.At) {
 				return
 			}
 			r.enqueue(func() { r.execForwarded(w) })
 		}
 	}
+}
+
+// openRelayed verifies a message of channel (of kind cmd or frames) and
+// decodes it into v; from, seq and at point into v, for the replay check
+// (this instance's own messages too: one played back to it is as stale as
+// another's). A message that does not verify, does not decode, or was seen
+// or is stale, is dropped (false).
+func (m *Manager) openRelayed(kind, channel, payload string, v any, from *string, seq *uint64, at *int64) bool {
+	body, ok := m.auth.open([]byte(payload), channel)
+	if !ok {
+		m.auth.dropped(channel, "bad signature")
+		return false
+	}
+	if json.Unmarshal(body, v) != nil {
+		m.auth.dropped(channel, "signed message does not decode")
+		return false
+	}
+	if !m.auth.fresh(kind, *from, *seq, *at) {
+		m.auth.dropped(channel, "stale or replayed")
+		return false
+	}
+	return true
+}
+
+// sealRelayed is the message for channel that carries v, sealed.
+func (m *Manager) sealRelayed(channel string, v any) []byte {
+	b, _ := json.Marshal(v)
+	return m.auth.seal(b, channel)
 }
 
 // execForwarded runs a command forwarded on the cmd channel when this
@@ -389,17 +427,21 @@ func (m *Manager) pendingOf(ctx context.Context, id string) ([]agent.PermissionR
 	if err != nil {
 		return nil, err
 	}
-	return decodePending(all)
+	return m.decodePending(m.key("perm", id), all)
 }
 
-// decodePending decodes the perm hash, oldest first.
-func decodePending(all map[string]string) ([]agent.PermissionRequest, error) {
+// decodePending decodes the perm hash key, oldest first: only the entries
+// sealed for their key and field, and naming their field's request.
+func (m *Manager) decodePending(key string, all map[string]string) ([]agent.PermissionRequest, error) {
 	var es []permEntry
-	for _, v := range all {
+	for field, v := range all {
+		body, ok := m.auth.open([]byte(v), key, field)
 		var e permEntry
-		if json.Unmarshal([]byte(v), &e) == nil {
-			es = append(es, e)
+		if !ok || json.Unmarshal(body, &e) != nil || e.Req.RequestID != field {
+			m.auth.dropped(key+" "+field, "bad signature")
+			continue
 		}
+		es = append(es, e)
 	}
 	slices.SortFunc(es, func(a, b permEntry) int { return cmp.Compare(a.Seq, b.Seq) })
 	out := make([]agent.PermissionRequest, len(es))
@@ -417,8 +459,9 @@ func (m *Manager) permSet(id string, p agent.PermissionRequest) {
 	if !m.multi() {
 		return
 	}
-	b, _ := json.Marshal(permEntry{Seq: time.Now().UnixNano(), Req: p})
 	key := m.key("perm", id)
+	b, _ := json.Marshal(permEntry{Seq: time.Now().UnixNano(), Req: p})
+	b = m.auth.seal(b, key, p.RequestID)
 	m.pub.queue(pubItem{do: func(ctx context.Context, pipe redis.Pipeliner) { pipe.HSet(ctx, key, p.RequestID, b) }})
 }
 
@@ -433,8 +476,9 @@ func (m *Manager) permDel(id string, requestIDs ...string) {
 // publish sends f to the other instances (to one socket when to != ""),
 // in the background and in order (see publisher).
 func (r *Room) publish(to string, f Frame) {
-	b, _ := json.Marshal(wireFrame{From: r.m.instance, To: to, Line: f.Line, Data: f.Data, Req: f.Request})
-	r.m.pub.publish(r.m.key("frames", r.id), b)
+	seq, at := r.m.auth.next()
+	ch := r.m.key("frames", r.id)
+	r.m.pub.publish(ch, r.m.sealRelayed(ch, wireFrame{From: r.m.instance, Seq: seq, At: at, To: to, Line: f.Line, Data: f.Data, Req: f.Request}))
 }
 
 // deliverRemote hands a frame from another instance to the local sockets;
@@ -575,10 +619,12 @@ func (r *Room) forward(ctx context.Context, sender Sink, cmd Command) {
 	r.mu.Lock()
 	to := r.sinks[sender]
 	r.mu.Unlock()
-	b, _ := json.Marshal(wireCmd{From: r.m.instance, To: to, Cmd: cmd})
+	seq, at := r.m.auth.next()
+	ch := r.m.key("cmd", r.id)
+	b := r.m.sealRelayed(ch, wireCmd{From: r.m.instance, Seq: seq, At: at, To: to, Cmd: cmd})
 	cctx, cancel := context.WithTimeout(ctx, redisTimeout)
 	defer cancel()
-	n, err := r.m.cfg.Redis.Publish(cctx, r.m.key("cmd", r.id), b).Result()
+	n, err := r.m.cfg.Redis.Publish(cctx, ch, b).Result()
 	if err == nil && n <= 1 {
 		// This instance listens too: nobody else got it (the owner is
 		// resubscribing after a Redis failure, for instance).

@@ -2,7 +2,6 @@ package room
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 
 	"github.com/redis/go-redis/v9"
@@ -31,6 +30,8 @@ const (
 // Wake tells the events sockets that a session changed.
 type Wake struct {
 	From      string                            `json:"from"` // the instance that sent it
+	Seq       uint64                            `json:"seq"`  // its relay sequence number (replay check)
+	At        int64                             `json:"at"`   // unix ms (freshness check)
 	SessionID string                            `json:"session_id"`
 	Kind      string                            `json:"kind"`
 	Request   *agent.PermissionRequest          `json:"request,omitempty"`
@@ -67,9 +68,24 @@ func (m *Manager) notify(w Wake) {
 		fn(w)
 	}
 	if m.multi() {
-		b, _ := json.Marshal(w)
-		m.pub.publish(m.EventsChannel(), b)
+		// Sealed like the relay: a Wake forged on Redis (a fake
+		// permission_request for the inbox) reaches no socket.
+		w.Seq, w.At = m.auth.next()
+		ch := m.EventsChannel()
+		m.pub.publish(ch, m.sealRelayed(ch, w))
 	}
+}
+
+// OpenWake is the Wake that another instance published on EventsChannel,
+// when payload verifies (sealed under the relay's key, fresh, not seen
+// before) and comes from another instance; ok false otherwise (logged once
+// per channel).
+func (m *Manager) OpenWake(payload string) (w Wake, ok bool) {
+	ch := m.EventsChannel()
+	if ch == "" || !m.openRelayed("wake", ch, payload, &w, &w.From, &w.Seq, &w.At) {
+		return Wake{}, false
+	}
+	return w, w.From != m.instance
 }
 
 // SessionChanged implements api.Runtime: the session's record changed
@@ -136,7 +152,7 @@ func (m *Manager) LiveStates(ctx context.Context, ids []string) (map[string]Live
 		if v, err := states[i].Result(); err == nil {
 			l.Running, l.Compacting = parseState(v)
 		}
-		l.Pending, _ = decodePending(perms[i].Val())
+		l.Pending, _ = m.decodePending(m.key("perm", id), perms[i].Val())
 		if l.Running || l.Compacting || len(l.Pending) > 0 {
 			out[id] = l
 		}

@@ -102,9 +102,11 @@ func (m *Manager) relay(ctx context.Context, id string, cmd Command) (res callRe
 	r.ids[sid] = s
 	r.mu.Unlock()
 	defer r.Leave(s)
-	b, _ := json.Marshal(wireCmd{From: m.instance, To: sid, Cmd: cmd})
+	seq, at := m.auth.next()
+	ch := m.key("cmd", id)
+	b := m.sealRelayed(ch, wireCmd{From: m.instance, Seq: seq, At: at, To: sid, Cmd: cmd})
 	cctx, cancel = context.WithTimeout(ctx, redisTimeout)
-	n, err := m.cfg.Redis.Publish(cctx, m.key("cmd", id), b).Result()
+	n, err := m.cfg.Redis.Publish(cctx, ch, b).Result()
 	cancel()
 	if err == nil && n == 0 {
 		err = errors.New("no instance listens")

@@ -30,7 +30,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/svc-code/svc-code/libs/internalauth"
 	"github.com/svc-code/svc-code/libs/protocol"
+	"github.com/svc-code/svc-code/libs/turnsig"
 	"github.com/svc-code/svc-code/services/chat/internal/agent"
 	"github.com/svc-code/svc-code/services/chat/internal/providers"
 	"github.com/svc-code/svc-code/services/chat/internal/store"
@@ -91,6 +93,10 @@ type Config struct {
 	Prefix   string
 	OwnerTTL time.Duration
 	Instance string
+	// Secret is the internal secret; the relay's messages are sealed
+	// under a key derived from it (relayauth.go). Instances that do not
+	// share it ignore each other's messages.
+	Secret internalauth.Secret
 	// Heartbeat is the turn heartbeat: while a turn runs and the agent has
 	// been silent this long, compact_progress (heartbeat: true) is
 	// broadcast, then again every Heartbeat until the agent speaks or the
@@ -111,6 +117,7 @@ type Manager struct {
 	bg    sync.WaitGroup // turn event writes, forwarded commands
 
 	turnPub turnPublisher // turns.go: the turn events, written in order
+	turnKey turnsig.Key   // signs them
 
 	// appends group-commits the log appends; pub publishes frames to the
 	// other instances (batch.go).
@@ -120,6 +127,7 @@ type Manager struct {
 	closing atomic.Bool
 
 	instance    string
+	auth        *relayAuth
 	nextSink    atomic.Uint64
 	ps          *redis.PubSub
 	stopCluster context.CancelFunc
@@ -144,6 +152,8 @@ func NewManager(cfg Config) *Manager {
 		cfg.Instance = newInstanceID()
 	}
 	m := &Manager{cfg: cfg, log: log, rooms: map[string]*Room{}, instance: cfg.Instance, subWait: map[string][]chan struct{}{}}
+	m.auth = newRelayAuth(cfg.Secret, log)
+	m.turnKey = turnsig.New(cfg.Secret)
 	m.appends = newAppender(cfg.Store, &m.bg)
 	m.pub.m = m
 	if m.multi() {

@@ -99,7 +99,7 @@ func (m *Manager) remoteState(ctx context.Context, id string) (running, compacti
 	if v, err := st.Result(); err == nil {
 		running, compacting = parseState(v)
 	}
-	pending, err = decodePending(perm.Val())
+	pending, err = m.decodePending(m.key("perm", id), perm.Val())
 	return running, compacting, pending, err
 }
 

@@ -150,6 +150,15 @@ func (m *Manager) drainTurns() {
 // event was written.
 func (m *Manager) addTurnEvent(q queuedTurn, down bool) bool {
 	values := q.values
+	// Signed for shadow and analytics, which ignore unsigned events; a
+	// Manager without the internal secret (unit tests) writes them as
+	// they are.
+	if m.turnKey.Valid() {
+		if err := m.turnKey.Sign(m.cfg.TurnStream, values); err != nil {
+			m.log.Error("sign turn event", "event", values["event"], "turn_id", values["turn_id"], "err", err)
+			return true // dropped, but Redis is not down
+		}
+	}
 	deadline := q.at.Add(turnRetryBudget())
 	if down && time.Now().After(deadline) {
 		m.log.Error("drop turn event: Redis down past its retry time", "stream", m.cfg.TurnStream,

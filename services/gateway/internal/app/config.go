@@ -18,6 +18,7 @@ import (
 	"github.com/svc-code/svc-code/libs/configfile"
 	"github.com/svc-code/svc-code/libs/envconf"
 	"github.com/svc-code/svc-code/libs/profile"
+	"github.com/svc-code/svc-code/libs/svcenv"
 	"github.com/svc-code/svc-code/services/gateway/internal/peer"
 	"github.com/svc-code/svc-code/services/gateway/internal/route"
 	"github.com/svc-code/svc-code/services/gateway/internal/throttle"
@@ -93,7 +94,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	cfg := Config{
 		Addr:              r.String(EnvAddr, "127.0.0.1:8765"),
 		FirstPassword:     r.Secret(EnvPassword),
-		RedisURL:          r.String(EnvRedisURL, "redis://127.0.0.1:6379/0"),
+		RedisURL:          svcenv.ReadRedisURL(r), // REDIS_URL(_FILE), REDIS_PASSWORD(_FILE)
 		LogFormat:         r.String(EnvLogFormat, "text"),
 		LogLevel:          r.String(EnvLogLevel, "info"),
 		ShutdownTimeout:   r.Duration(EnvShutdownTimeout, 10*time.Second),

@@ -17,6 +17,7 @@ import (
 
 	"github.com/fasthttp/websocket"
 
+	"github.com/svc-code/svc-code/libs/internalauth"
 	"github.com/svc-code/svc-code/libs/redisx"
 	"github.com/svc-code/svc-code/libs/termhosts"
 )
@@ -221,7 +222,7 @@ func TestTerminalHostsBehindGateway(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rdb.Close()
-	reg := termhosts.New(rdb, redisx.Keys{Prefix: prefix})
+	reg := termhosts.New(rdb, redisx.Keys{Prefix: prefix}, internalauth.FromString(testSecret), nil)
 	ctx := context.Background()
 	load := func(id string) int {
 		h, ok, err := reg.Host(ctx, id)

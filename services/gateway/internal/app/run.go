@@ -84,7 +84,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		Hosts:     cfg.hosts(),
 		Proxies:   cfg.TrustedProxies,
 		Limiter:   limiter,
-		Terminals: termhosts.New(rdb, redisx.Keys{Prefix: cfg.RedisPrefix}),
+		Terminals: termhosts.New(rdb, redisx.Keys{Prefix: cfg.RedisPrefix}, secret, log),
 	})
 	if err != nil {
 		return err

@@ -3,8 +3,10 @@ package app
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 
+	"github.com/svc-code/svc-code/libs/internalauth"
 	"github.com/svc-code/svc-code/libs/protocol"
 	"github.com/svc-code/svc-code/libs/redisx"
 	"github.com/svc-code/svc-code/libs/termhosts"
@@ -22,7 +24,7 @@ func TestTerminalRoutingByHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rdb.Close()
-	reg := termhosts.New(rdb, redisx.Keys{Prefix: g.prefix})
+	reg := termhosts.New(rdb, redisx.Keys{Prefix: g.prefix}, internalauth.FromString(testSecret), nil)
 	ctx := context.Background()
 	must := func(err error) {
 		t.Helper()
@@ -72,5 +74,47 @@ func TestTerminalRoutingByHost(t *testing.T) {
 	g.do(req{path: "/api/terminals", headers: map[string]string{"Authorization": "Bearer " + tok, protocol.HeaderTerminalLostHost: "forged"}})
 	if got := hostB.last().Header.Get(protocol.HeaderTerminalLostHost); got != "" {
 		t.Errorf("client-sent lost-host header reached the host: %q", got)
+	}
+}
+
+// TestForgedSessionClaimCapturesNothing: a session held by host a is
+// claimed in Redis for host b by someone without the internal secret (in
+// the old plain form, and as a signed-looking claim). The socket still
+// goes where a verified claim, or the least loaded host, says.
+func TestForgedSessionClaimCapturesNothing(t *testing.T) {
+	g := startGateway(t)
+	hostA, hostB := newBackend(t), newBackend(t)
+	rdb, err := redisx.Connect(context.Background(), redisURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdb.Close()
+	reg := termhosts.New(rdb, redisx.Keys{Prefix: g.prefix}, internalauth.FromString(testSecret), nil)
+	ctx := context.Background()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(reg.Announce(ctx, termhosts.Host{ID: "a", URL: hostA.srv.URL, Terminals: 1}))
+	must(reg.Announce(ctx, termhosts.Host{ID: "b", URL: hostB.srv.URL, Terminals: 5}))
+	must(reg.Claim(ctx, "victim", "a"))
+	b, _, err := reg.Host(ctx, "b")
+	must(err)
+	tok := g.token()
+	for i, forged := range []string{
+		"b",
+		`{"host":"b","boot":"` + b.Boot + `","mac":"` + strings.Repeat("ab", 32) + `"}`,
+	} {
+		must(rdb.Set(ctx, g.prefix+"terminal:session:victim", forged, 0).Err())
+		c, _, err := g.dialWS("/ws/terminal?session=victim", http.Header{"Authorization": {"Bearer " + tok}})
+		if err != nil {
+			t.Fatalf("dial: %v", err)
+		}
+		c.Close()
+		if hostB.hits.Load() != 0 || hostA.hits.Load() != int64(i+1) {
+			t.Fatalf("forged claim %q: host a %d, host b %d hits; want the socket on a", forged, hostA.hits.Load(), hostB.hits.Load())
+		}
 	}
 }

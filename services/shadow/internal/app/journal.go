@@ -9,8 +9,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/svc-code/svc-code/libs/internalauth"
 	"github.com/svc-code/svc-code/libs/protocol"
 	"github.com/svc-code/svc-code/libs/redisx"
+	"github.com/svc-code/svc-code/libs/turnsig"
 	"github.com/svc-code/svc-code/services/shadow/internal/gitapi"
 	"github.com/svc-code/svc-code/services/shadow/internal/journal"
 	"github.com/svc-code/svc-code/services/shadow/internal/project"
@@ -27,7 +29,7 @@ import (
 // routes (home, known projects and sessions, extra_dirs); the journal's
 // routes need a project with a journal, which only a session's turns make.
 func startJournal(ctx context.Context, cfg Config, home string, api *fiber.App, rdb *redis.Client, db *pgxpool.Pool,
-	log *slog.Logger,
+	secret internalauth.Secret, log *slog.Logger,
 ) (stop func()) {
 	sessions := project.PGSessions{Pool: db}
 	store := project.NewStore(cfg.DataHome, sessions)
@@ -50,8 +52,9 @@ func startJournal(ctx context.Context, cfg Config, home string, api *fiber.App, 
 	projectapi.Register(api, projectapi.Deps{Store: store, MaxFileMB: sizeCap, Allow: allow})
 
 	stream := redisx.Keys{Prefix: cfg.RedisPrefix}.Key("turns")
+	key := turnsig.New(secret)
 	consumer := journal.NewConsumer(rdb, stream, jnl, turns, sessions, log.With("component", "journal"),
-		journal.ConsumerOptions{Name: cfg.Consumer})
+		journal.ConsumerOptions{Name: cfg.Consumer, Verify: func(values map[string]any) bool { return key.Verify(stream, values) }})
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {

@@ -18,8 +18,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/svc-code/svc-code/libs/internalauth"
 	"github.com/svc-code/svc-code/libs/pgmigrate/pgmigratetest"
 	"github.com/svc-code/svc-code/libs/protocol"
+	"github.com/svc-code/svc-code/libs/turnsig"
 )
 
 const journalTestSecret = "0123456789abcdef-shadow-app-tests"
@@ -32,7 +34,8 @@ func testRedisURL() string {
 }
 
 // TestRunJournalsTurnsAndServesRoutes runs shadow in-process: turn events
-// on its stream give a journal commit, the journal routes answer, and
+// on its stream give a journal commit (only those signed as chat signs
+// them), the journal routes answer, and
 // /api/git and /api/project refuse a directory outside the allowed roots.
 func TestRunJournalsTurnsAndServesRoutes(t *testing.T) {
 	home := t.TempDir()
@@ -89,11 +92,33 @@ func TestRunJournalsTurnsAndServesRoutes(t *testing.T) {
 		return resp.StatusCode, string(body)
 	}
 
-	add := func(values map[string]any) {
+	key := turnsig.New(internalauth.FromString(journalTestSecret))
+	xadd := func(values map[string]any) {
 		if err := rdb.XAdd(context.Background(), &redis.XAddArgs{Stream: prefix + "turns", Values: values}).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
+	add := func(values map[string]any) { // as chat writes them
+		if err := key.Sign(prefix+"turns", values); err != nil {
+			t.Fatal(err)
+		}
+		xadd(values)
+	}
+	// Written into Redis by someone else: unsigned, or signed for
+	// another stream. Shadow must not journal that directory.
+	other := filepath.Join(userHome, "other")
+	if err := os.MkdirAll(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(other, "secret.txt"), []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	xadd(map[string]any{"event": "turn_started", "session_id": "evil", "turn_id": "evil:1", "prompt": "x", "cwd": other})
+	moved := map[string]any{"event": "turn_started", "session_id": "evil", "turn_id": "evil:2", "prompt": "x", "cwd": other}
+	if err := key.Sign("elsewhere:turns", moved); err != nil {
+		t.Fatal(err)
+	}
+	xadd(moved)
 	add(map[string]any{"event": "turn_started", "session_id": "s1", "turn_id": "s1:1", "prompt": "go", "cwd": proj})
 	waitBranch := time.Now().Add(20 * time.Second)
 	for {
@@ -105,6 +130,10 @@ func TestRunJournalsTurnsAndServesRoutes(t *testing.T) {
 			t.Fatalf("no branch: %d %s", code, body)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	// The forged events came first: they were handled (and ignored).
+	if code, body := get("/api/shadow/branches", url.Values{"cwd": {other}}); code != 404 || strings.Contains(body, "session/evil") {
+		t.Errorf("a forged turn event was journaled: %d %s", code, body)
 	}
 	if err := os.WriteFile(filepath.Join(proj, "a.txt"), []byte("two\n"), 0o644); err != nil {
 		t.Fatal(err)

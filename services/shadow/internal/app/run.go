@@ -76,7 +76,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	resolver := allowedRoots(cfg, home, db, log)
 	files.Register(api, files.Deps{Roots: resolver, Log: log})
 	defer watchConfig(ctx, rdb, redisx.Keys{Prefix: cfg.RedisPrefix}, resolver, log)()
-	defer startJournal(ctx, cfg, home, api, rdb, db, log)() // stops the turn consumer before Redis and PostgreSQL close
+	defer startJournal(ctx, cfg, home, api, rdb, db, secret, log)() // stops the turn consumer before Redis and PostgreSQL close
 	ln, err := svchttp.Listen(ctx, cfg.Listener, cfg.Addr)
 	if err != nil {
 		return err

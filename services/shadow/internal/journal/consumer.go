@@ -113,6 +113,7 @@ type Consumer struct {
 	minIdle  time.Duration
 	block    time.Duration
 	now      func() time.Time
+	verify   func(values map[string]any) bool
 
 	mu       sync.Mutex
 	attempts map[string]int
@@ -127,6 +128,11 @@ type ConsumerOptions struct {
 	MinIdle time.Duration
 	Block   time.Duration
 	Now     func() time.Time
+	// Verify, when set, is asked about every entry first: one it refuses
+	// (not signed by chat, libs/turnsig) is acknowledged and skipped, so
+	// that writing to Redis cannot make shadow journal a directory. Nil
+	// accepts every entry (the journal's own tests).
+	Verify func(values map[string]any) bool
 }
 
 // NewConsumer returns a consumer of stream. sessions may be nil.
@@ -135,7 +141,7 @@ func NewConsumer(rdb *redis.Client, stream string, j *Journal, turns *Turns, ses
 ) *Consumer {
 	c := &Consumer{
 		rdb: rdb, stream: stream, name: opts.Name, journal: j, turns: turns, sessions: sessions, log: log,
-		late: opts.Late, minIdle: opts.MinIdle, block: opts.Block, now: opts.Now, attempts: map[string]int{},
+		late: opts.Late, minIdle: opts.MinIdle, block: opts.Block, now: opts.Now, verify: opts.Verify, attempts: map[string]int{},
 	}
 	if c.name == "" {
 		c.name = "shadow"
@@ -271,8 +277,11 @@ func (c *Consumer) handleAll(ctx context.Context, msgs []redis.XMessage) {
 // handleOne journals one entry and acknowledges it, unless the failure may
 // pass (then the entry stays pending, to be claimed again).
 func (c *Consumer) handleOne(ctx context.Context, m redis.XMessage) {
-	ev, err := ParseEvent(m.ID, m.Values)
-	if err == nil {
+	var ev Event
+	var err error
+	if c.verify != nil && !c.verify(m.Values) {
+		err = permanentError{fmt.Errorf("entry %s is not signed by chat: ignored", m.ID)}
+	} else if ev, err = ParseEvent(m.ID, m.Values); err == nil {
 		err = c.Handle(ctx, ev)
 	}
 	log := c.log.With("entry", m.ID, "event", ev.Kind, "session_id", ev.SessionID, "turn_id", ev.TurnID)

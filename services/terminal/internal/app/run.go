@@ -48,7 +48,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return err
 	}
 	keys := redisx.Keys{Prefix: cfg.RedisPrefix}
-	reg := termhosts.New(rdb, keys).WithHostTTL(cfg.HostTTL)
+	reg := termhosts.New(rdb, keys, secret, log).WithHostTTL(cfg.HostTTL)
 	ann := announce.New(reg, host, log)
 
 	env := cfg.ShellEnv
