@@ -25,7 +25,7 @@ $(TEST_TARGETS): export TEST_DATABASE_URL := $(TEST_DATABASE_URL)
 $(TEST_TARGETS): export TEST_REDIS_URL := $(TEST_REDIS_URL)
 
 .PHONY: build run test test-deps check vet lint fmt-check passwd bench bench-terminal clean compose-check \
-	test-real-agents bench-chat bench-shadow bench-analytics agents protocol ui ui-check ui-test ui-dev
+	test-real-agents bench-chat bench-shadow bench-analytics agents protocol ui ui-check ui-test ui-dev ui-e2e bench-ui
 
 # build: compile the five services into bin/
 build:
@@ -45,9 +45,10 @@ agents:
 
 # test: every module, with -race, against the PostgreSQL and Redis above, then the
 # browser app's checks (the committed bundle is its sources' build; its unit tests)
+# and its end-to-end tests
 test: test-deps
 	pkgs=$$($(MODULE_PKGS)); $(GO) test -race -count=1 $$pkgs
-	$(MAKE) ui-check ui-test
+	$(MAKE) ui-check ui-test ui-e2e
 
 # The browser app (web/): TypeScript, Vite, Preact. Its build, web/dist, is committed
 # and embedded in the gateway, so Go alone serves the whole UI. Needs Node >= 20.19.
@@ -75,6 +76,13 @@ ui-test:
 # default http://127.0.0.1:8765); add http://127.0.0.1:5173 to allowed_origins
 ui-dev:
 	cd $(UI_DIR) && npm ci --no-audit --no-fund && npx vite --host 127.0.0.1
+
+# ui-e2e: the browser end-to-end tests (web/e2e): playwright-core drives Debian's
+# chromium (installed by ensure-browser.sh) against a stack started by run.sh on free
+# ports with a temporary HOME; screenshots and the stack's log go to web/e2e/artifacts/
+ui-e2e:
+	bash deploy/scripts/ensure-browser.sh
+	cd web/e2e && npm ci --no-audit --no-fund --loglevel=error && node run.mjs
 
 # Fails (so the tests fail rather than skip) when either server is unreachable, or when
 # a program the tests run (git, curl, shellcheck, rg) is missing: before, not minutes in.
@@ -148,6 +156,14 @@ bench-shadow:
 # BENCHMARKS.md
 bench-analytics:
 	$(GO) run ./bench/cmd/analyticsbench $(BENCH_ARGS)
+
+# bench-ui: the browser UI benchmark (JavaScript shipped, opening a 10 000-message
+# session, its heap, frames per second while messages stream in), in Debian's chromium
+# against a stack started as make run does; writes its section of BENCHMARKS.md
+bench-ui:
+	bash deploy/scripts/ensure-browser.sh
+	cd web/e2e && npm ci --no-audit --no-fund --loglevel=error
+	node bench/ui/uibench.mjs $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BIN)

@@ -42,6 +42,11 @@
 #   HEALTH_TIMEOUT  seconds each service gets to become healthy (default 30)
 #   SVC_BIN_DIR     where the binaries are built and run from (default bin/)
 #   SVC_BUILD       false: do not build, run SVC_BIN_DIR's binaries as they are
+#   RUN_RESTART     backends (chat, terminal, shadow, analytics; space or comma
+#                   separated) started again when they exit, instead of stopping
+#                   everything (the exited run's log becomes <service>.log.1): for
+#                   tests that kill a service and bring it back (web/e2e). Empty by
+#                   default.
 set -euo pipefail
 
 if ((BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] < 501)); then
@@ -56,6 +61,14 @@ readonly BACKENDS=(chat terminal shadow analytics)
 readonly STOP_TIMEOUT=10
 readonly LOG_GENERATIONS=3
 HEALTH_TIMEOUT=${HEALTH_TIMEOUT:-30}
+RESTART=${RUN_RESTART:-}
+RESTART=" ${RESTART//,/ } "
+for name in $RESTART; do
+	if [[ " ${BACKENDS[*]} " != *" $name "* ]]; then
+		echo "run: RUN_RESTART: \"$name\" is not one of: ${BACKENDS[*]}" >&2
+		exit 1
+	fi
+done
 
 log() { printf 'run: %s\n' "$*" >&2; }
 die() {
@@ -491,8 +504,17 @@ pid_name() {
 }
 
 # A trapped signal interrupts wait; on_signal then ends the script.
-status=0
-wait -n -p exited "${PIDS[@]}" || status=$?
-name=$(pid_name "$exited")
-log "$name exited (status $status); stopping the others"
-fail "svc-code stopped because $name exited"
+while true; do
+	status=0
+	wait -n -p exited "${PIDS[@]}" || status=$?
+	name=$(pid_name "$exited")
+	if [[ $RESTART == *" $name "* ]]; then
+		log "$name exited (status $status); starting it again (RUN_RESTART)"
+		start "$name" "$BIN/$name"
+		wait_healthy "$name" timeout 5 "$BIN/$name" -healthcheck
+		log "$name is healthy"
+		continue
+	fi
+	log "$name exited (status $status); stopping the others"
+	fail "svc-code stopped because $name exited"
+done

@@ -42,6 +42,10 @@
 //	                  --include-partial-messages stream_event deltas; honours
 //	                  interrupt: ack, aborted assistant, "[Request interrupted
 //	                  by user]", result error_during_execution/aborted_streaming
+//	CODE              the same stream (FAKECLAUDE_DELAY apart) of three
+//	                  messages: text, a fenced go code block, text
+//	FLOOD [n]         the same stream of n chunks (default 500), 20 ms apart
+//	                  (50 a second) whatever FAKECLAUDE_DELAY says
 //	RUN_BASH          assistant text and Bash tool_use, then can_use_tool with
 //	                  addRules and addDirectories suggestions; allow runs it
 //	                  (tool result "hello-from-bash", or "ran: <command>" for

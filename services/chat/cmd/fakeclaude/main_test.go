@@ -380,3 +380,77 @@ func TestKeyword(t *testing.T) {
 		}
 	}
 }
+
+// playTurn sends one prompt to a fresh fake and returns the texts of the
+// assistant messages up to the result, and the time from the first to the
+// last of them.
+func playTurn(t *testing.T, prompt string, env []string) ([]string, time.Duration) {
+	t.Helper()
+	argv := []string{"--output-format=stream-json", "--verbose", "--input-format=stream-json", "--permission-prompt-tool=stdio"}
+	fc := startFake(t, argv, env)
+	fc.write(t, []byte(`{"type":"control_request","request_id":"init-1","request":{"subtype":"initialize"}}`))
+	msg, _ := json.Marshal(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": prompt}})
+	fc.write(t, msg)
+	var texts []string
+	var first, last time.Time
+	for {
+		fc.next(t)
+		line := fc.got[len(fc.got)-1]
+		switch typeOf(line) {
+		case "assistant":
+			var m struct {
+				Message struct {
+					Content []struct {
+						Text string `json:"text"`
+					} `json:"content"`
+				} `json:"message"`
+			}
+			if err := json.Unmarshal(line, &m); err != nil || len(m.Message.Content) != 1 {
+				t.Fatalf("assistant line %s: %v", line, err)
+			}
+			texts = append(texts, m.Message.Content[0].Text)
+			last = time.Now()
+			if first.IsZero() {
+				first = last
+			}
+		case "result/success":
+			if code := fc.finish(t); code != 0 {
+				t.Fatalf("exit %d, stderr %s", code, fc.stderr)
+			}
+			return texts, last.Sub(first)
+		case "result":
+			t.Fatalf("result without success: %s", line)
+		}
+	}
+}
+
+func TestCodeScriptStreamsAFencedBlock(t *testing.T) {
+	t.Parallel()
+	texts, _ := playTurn(t, "CODE", append(os.Environ(), "FAKECLAUDE_DELAY=1ms"))
+	if len(texts) != len(codeChunks) {
+		t.Fatalf("got %d assistant messages, want %d: %q", len(texts), len(codeChunks), texts)
+	}
+	whole := strings.Join(texts, "")
+	want := "```go\nfunc add(a, b int) int {\n\treturn a + b\n}\n```"
+	if !strings.Contains(whole, want) {
+		t.Errorf("reply %q lacks the fenced block %q", whole, want)
+	}
+	if !strings.Contains(texts[1], want) {
+		t.Errorf("the second message should hold the whole fenced block: %q", texts)
+	}
+}
+
+func TestFloodScriptPace(t *testing.T) {
+	t.Parallel()
+	// FAKECLAUDE_DELAY does not change FLOOD's pace.
+	texts, took := playTurn(t, "FLOOD 6", append(os.Environ(), "FAKECLAUDE_DELAY=1ms"))
+	if len(texts) != 6 {
+		t.Fatalf("got %d assistant messages, want 6: %q", len(texts), texts)
+	}
+	if texts[5] != "Line 6 of 6: the agent keeps **talking**, with `code` now and then.\n" {
+		t.Errorf("last chunk %q", texts[5])
+	}
+	if least := 5 * floodDelay; took < least {
+		t.Errorf("6 chunks took %v, want at least %v (20 ms apart)", took, least)
+	}
+}

@@ -40,6 +40,8 @@ func keyword(text string) (string, int) {
 
 var scripts = map[string]func(t *turn, arg int){
 	"SLOW":             (*turn).slow,
+	"CODE":             func(t *turn, _ int) { t.stream(codeChunks, t.f.delay) },
+	"FLOOD":            (*turn).flood,
 	"RUN_BASH":         func(t *turn, _ int) { t.tool(bashTool(t.f)) },
 	"WRITE_FILE":       func(t *turn, _ int) { t.tool(writeTool()) },
 	"IGNORE_INTERRUPT": func(t *turn, _ int) { t.hang(false) },
@@ -141,10 +143,46 @@ func chunkText(i int) string {
 
 // slow streams n chunks, FAKECLAUDE_DELAY apart, and honours interrupts.
 func (t *turn) slow(n int) {
-	f := t.f
 	if n <= 0 {
-		n = f.chunks
+		n = t.f.chunks
 	}
+	chunks := make([]string, n)
+	for i := range chunks {
+		chunks[i] = chunkText(i)
+	}
+	t.stream(chunks, t.f.delay)
+}
+
+// codeChunks is CODE's reply: a Markdown text with a fenced Go block, in three
+// assistant messages as the CLI sends them without --include-partial-messages
+// (each a whole text block; with it, the deltas split them further).
+var codeChunks = []string{
+	"Here is the function:\n\n",
+	"```go\nfunc add(a, b int) int {\n\treturn a + b\n}\n```\n",
+	"It adds two numbers.",
+}
+
+// floodDelay is FLOOD's pace: 50 messages a second.
+const floodDelay = 20 * time.Millisecond
+
+// flood streams n chunks (default 500), 20 ms apart, whatever
+// FAKECLAUDE_DELAY says: the UI benchmark's steady stream.
+func (t *turn) flood(n int) {
+	if n <= 0 {
+		n = 500
+	}
+	chunks := make([]string, n)
+	for i := range chunks {
+		chunks[i] = fmt.Sprintf("Line %d of %d: the agent keeps **talking**, with `code` now and then.\n", i+1, n)
+	}
+	t.stream(chunks, floodDelay)
+}
+
+// stream sends chunks delay apart as one streamed reply (assistant
+// messages, or stream_event deltas with --include-partial-messages), and
+// honours interrupts.
+func (t *turn) stream(chunks []string, delay time.Duration) {
+	f := t.f
 	f.out.json(f.systemInit())
 	c := f.newCall()
 	var text string
@@ -157,14 +195,13 @@ func (t *turn) slow(n int) {
 		}}, map[string]any{"ttft_ms": 15, "thinking_display": "updates"}))
 		f.out.json(f.streamEvent(c, map[string]any{"type": "content_block_start", "index": 0, "content_block": textBlock("")}, nil))
 	}
-	for i := range n {
+	for i, chunk := range chunks {
 		if i > 0 {
-			if id, ok := t.pause(f.delay); ok {
+			if id, ok := t.pause(delay); ok {
 				t.abortStream(id, c, text)
 				return
 			}
 		}
-		chunk := chunkText(i)
 		text += chunk
 		if f.opts.includePartial {
 			f.out.json(f.streamEvent(c, map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "text_delta", "text": chunk}}, nil))
