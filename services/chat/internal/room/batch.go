@@ -55,7 +55,7 @@ type appendRes struct {
 // newAppender.
 type appender struct {
 	st *store.Store
-	bg *sync.WaitGroup
+	bg *bgGroup
 	mu sync.Mutex
 	q  []*appendReq
 	// running counts the goroutines storing batches; busy, the sessions
@@ -73,7 +73,7 @@ const maxAppendsInFlight = 2
 // of the store's append pool (store.AppendPool).
 const AppendConns = maxAppendsInFlight
 
-func newAppender(st *store.Store, bg *sync.WaitGroup) *appender {
+func newAppender(st *store.Store, bg *bgGroup) *appender {
 	return &appender{st: st, bg: bg, busy: map[string]bool{}}
 }
 
@@ -119,8 +119,7 @@ func (a *appender) queue(reqs []*appendReq) {
 	}
 	a.mu.Unlock()
 	if start {
-		a.bg.Add(1)
-		go a.drain()
+		a.bg.Go(a.drain)
 	}
 }
 
@@ -128,7 +127,6 @@ func (a *appender) queue(reqs []*appendReq) {
 // what waits belongs to sessions being stored by another goroutine, which
 // takes it after its batch).
 func (a *appender) drain() {
-	defer a.bg.Done()
 	for {
 		a.mu.Lock()
 		batch := a.takeLocked()
@@ -325,13 +323,11 @@ func (p *publisher) queue(it pubItem) {
 	p.run = true
 	p.mu.Unlock()
 	if start {
-		p.m.bg.Add(1)
-		go p.drain()
+		p.m.bg.Go(p.drain)
 	}
 }
 
 func (p *publisher) drain() {
-	defer p.m.bg.Done()
 	for {
 		p.mu.Lock()
 		n := min(len(p.q), maxPublishBatch)

@@ -54,7 +54,7 @@ func TestAppenderBadMessage(t *testing.T) {
 	st := mustStore(t)
 	ctx := context.Background()
 	ids := mustSessions(t, st, 2)
-	var bg sync.WaitGroup
+	var bg bgGroup
 	a := newAppender(st, &bg)
 	var wg sync.WaitGroup
 	var resA []appendRes
@@ -194,7 +194,7 @@ func TestAppenderPostgresOutage(t *testing.T) {
 	}
 	t.Cleanup(db.Close)
 	st := store.New(db)
-	var bg sync.WaitGroup
+	var bg bgGroup
 	a := newAppender(st, &bg)
 	if _, err := a.append(sess.ID, store.KindAgent, json.RawMessage(`{"n":1}`)); err != nil {
 		t.Fatal(err)
@@ -277,7 +277,7 @@ func TestAppenderHeldSessionDoesNotBlockOthers(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var bg sync.WaitGroup
+	var bg bgGroup
 	a := newAppender(st, &bg)
 	type result struct {
 		msg store.Message
@@ -359,7 +359,7 @@ func TestAppenderRunsLongerThanABatchKeepOrder(t *testing.T) {
 	ctx := context.Background()
 	const sessions, rounds, run = 4, 3, maxAppendBatch + maxAppendBatch/2
 	ids := mustSessions(t, st, sessions)
-	var bg sync.WaitGroup
+	var bg bgGroup
 	a := newAppender(st, &bg)
 	got := make([][]appendRes, sessions)
 	var wg sync.WaitGroup
@@ -417,7 +417,7 @@ func waitFor(t *testing.T, cond func() bool) {
 // and so do its session's later messages, so each session's messages keep
 // their order. One batch that waits for the disk is stored at a time.
 func TestAppenderTakesOneKindPerBatch(t *testing.T) {
-	a := newAppender(nil, &sync.WaitGroup{})
+	a := newAppender(nil, &bgGroup{})
 	req := func(session, kind string) *appendReq {
 		return &appendReq{item: store.Append{SessionID: session, Kind: kind, Payload: json.RawMessage(`{}`)}}
 	}
@@ -511,7 +511,7 @@ func TestLostTailIsNotReused(t *testing.T) {
 func TestAppenderDurableBatchEnds(t *testing.T) {
 	st := mustStore(t)
 	id := mustSessions(t, st, 1)[0]
-	var bg sync.WaitGroup
+	var bg bgGroup
 	a := newAppender(st, &bg)
 	for n := range 3 {
 		done := make(chan appendRes, 1)

@@ -638,15 +638,14 @@ func (r *Room) forward(ctx context.Context, sender Sink, cmd Command) {
 // enqueue runs fn after the commands queued before it, in the background.
 func (r *Room) enqueue(fn func()) {
 	r.cmdMu.Lock()
-	defer r.cmdMu.Unlock()
 	r.cmdq = append(r.cmdq, fn)
 	if r.cmdRunning {
+		r.cmdMu.Unlock()
 		return
 	}
 	r.cmdRunning = true
-	r.m.bg.Add(1)
-	go func() {
-		defer r.m.bg.Done()
+	r.cmdMu.Unlock()
+	r.m.bg.Go(func() {
 		for {
 			r.cmdMu.Lock()
 			if len(r.cmdq) == 0 {
@@ -659,5 +658,5 @@ func (r *Room) enqueue(fn func()) {
 			r.cmdMu.Unlock()
 			fn()
 		}
-	}()
+	})
 }

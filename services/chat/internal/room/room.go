@@ -114,7 +114,7 @@ type Manager struct {
 	mu    sync.Mutex
 	rooms map[string]*Room
 	pumps sync.WaitGroup
-	bg    sync.WaitGroup // turn event writes, forwarded commands
+	bg    bgGroup // stores, publishes, turn event writes, forwarded commands
 
 	turnPub turnPublisher // turns.go: the turn events, written in order
 	turnKey turnsig.Key   // signs them

@@ -118,14 +118,12 @@ func (m *Manager) publishTurn(values map[string]any) {
 	p.running = true
 	p.mu.Unlock()
 	if start {
-		m.bg.Add(1)
-		go m.drainTurns()
+		m.bg.Go(m.drainTurns)
 	}
 }
 
 // drainTurns writes the queued turn events until the queue is empty.
 func (m *Manager) drainTurns() {
-	defer m.bg.Done()
 	p := &m.turnPub
 	for {
 		p.mu.Lock()
