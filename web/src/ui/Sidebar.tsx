@@ -125,9 +125,10 @@ export function Sidebar() {
           ))}
           <div class="sidefoot">
             <button type="button" class="mini" aria-pressed={showArch} onClick={toggleArchived}>
-              Show archived
+              <span aria-hidden="true">{showArch ? "✓ " : ""}</span>Show archived
             </button>
             {showArch && archivedError.value && <p class="error">Archived sessions: {archivedError.value}</p>}
+            {showArch && !archivedError.value && !list.some((x) => x.archived) && <p class="muted">No archived sessions.</p>}
           </div>
         </div>
       )}
