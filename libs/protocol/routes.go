@@ -41,9 +41,12 @@ type CreateSessionRequest struct {
 	Title    string `json:"title,omitempty"`
 }
 
-// PatchSessionRequest is PATCH /api/session/{id}.
+// PatchSessionRequest is PATCH /api/session/{id}: at least one field.
+// Archived hides the session from the default lists (or shows it again);
+// it does not stop a running agent.
 type PatchSessionRequest struct {
-	Title string `json:"title"`
+	Title    *string `json:"title,omitempty"`
+	Archived *bool   `json:"archived,omitempty"`
 }
 
 // ForkRequest is POST /api/session/{id}/fork's optional body: Line, when

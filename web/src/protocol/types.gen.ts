@@ -500,10 +500,13 @@ export interface CreateSessionRequest {
   title?: string;
 }
 /**
- * PatchSessionRequest is PATCH /api/session/{id}.
+ * PatchSessionRequest is PATCH /api/session/{id}: at least one field.
+ * Archived hides the session from the default lists (or shows it again);
+ * it does not stop a running agent.
  */
 export interface PatchSessionRequest {
-  title: string;
+  title?: string;
+  archived?: boolean;
 }
 /**
  * ForkRequest is POST /api/session/{id}/fork's optional body: Line, when

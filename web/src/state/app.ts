@@ -3,8 +3,10 @@
 // theme and settings.
 
 import { computed, effect, signal } from "@preact/signals";
-import { get, wsURL } from "../lib/api";
-import type { EventFrame, PendingPermission, Provider, SessionSummary } from "../protocol/types";
+import { get, patch, wsURL } from "../lib/api";
+import type { EventFrame, PendingPermission, Provider, Session, SessionSummary } from "../protocol/types";
+import type { PatchSessionRequest, SessionList } from "../protocol/types.gen";
+import { fileSession } from "./sidebar";
 import { ReconnectingSocket } from "./socket";
 
 export const sessions = signal<SessionSummary[]>([]);
@@ -14,6 +16,10 @@ export const pendingAll = signal<PendingPermission[]>([]);
 export const eventsLive = signal(false);
 export const providers = signal<Provider[]>([]);
 export const favourites = signal<Set<string>>(new Set());
+/** The archived sessions, read while the sidebar shows them ("Show archived"). */
+export const archivedSessions = signal<SessionSummary[]>([]);
+export const showArchived = signal(false);
+export const archivedError = signal<string | null>(null);
 
 export const route = signal<{ session: string | null; view: "session" | "new" | "home" }>(parseRoute(location.pathname));
 
@@ -80,8 +86,46 @@ export function upsertSession(s: SessionSummary) {
   sessions.value = next;
 }
 
+/**
+ * Files a changed session (an event, or a route's answer) into the live or
+ * the archived list by its archived flag. Its pending requests stay: an
+ * archived session's agent goes on running.
+ */
+export function applySession(s: SessionSummary) {
+  const next = fileSession(sessions.peek(), archivedSessions.peek(), s);
+  sessions.value = next.live;
+  archivedSessions.value = next.archived;
+}
+
+/** Whether session id is archived, as the lists know it (else fallback). */
+export function isArchived(id: string, fallback: boolean): boolean {
+  if (sessions.value.some((s) => s.session_id === id)) return false;
+  if (archivedSessions.value.some((s) => s.session_id === id)) return true;
+  return fallback;
+}
+
+/** Archives or unarchives session id; the answer updates the lists. */
+export async function setArchived(id: string, archived: boolean): Promise<Session> {
+  const body: PatchSessionRequest = { archived };
+  const r = await patch<Session>(`/api/session/${encodeURIComponent(id)}`, body);
+  applySession(r);
+  return r;
+}
+
+/** Reads the archived sessions (the newest 200). */
+export async function loadArchived() {
+  try {
+    const r = await get<SessionList>("/api/sessions?archived=true&limit=200");
+    archivedSessions.value = r.sessions;
+    archivedError.value = null;
+  } catch (e) {
+    archivedError.value = (e as Error).message;
+  }
+}
+
 export function removeSession(id: string) {
   sessions.value = sessions.peek().filter((s) => s.session_id !== id);
+  archivedSessions.value = archivedSessions.peek().filter((s) => s.session_id !== id);
   pendingAll.value = pendingAll.peek().filter((p) => p.session_id !== id);
 }
 
@@ -164,8 +208,7 @@ export function applyEvent(f: EventFrame) {
       pendingAll.value = f.pending ?? [];
       return;
     case "session":
-      if (f.session.archived) removeSession(f.session.session_id);
-      else upsertSession(f.session);
+      applySession(f.session);
       return;
     case "session_deleted":
       removeSession(f.session_id);

@@ -10,7 +10,7 @@ import { effect, signal } from "@preact/signals";
 import { ApiError, get, q, wsURL } from "../lib/api";
 import { deviceLabel } from "../lib/format";
 import type { ChatFrame, ClientMessage, ImageBlock, Session, StoredMessage } from "../protocol/types";
-import { removeSession, setSessionPending, upsertSession } from "./app";
+import { applySession, removeSession, setSessionPending } from "./app";
 import { idbKV, Outbox } from "./outbox";
 import { PermissionBook } from "./permissions";
 import { SessionStore } from "./session";
@@ -176,7 +176,7 @@ export class LiveSession {
         const s = await get<Session>(`/api/session/${q(this.id)}`);
         this.session.value = s;
         this.store.providerLocked.value = s.provider_locked;
-        upsertSession({ ...s, agent_running: this.store.agentRunning.peek() });
+        applySession({ ...s, agent_running: this.store.agentRunning.peek() });
       } catch {
         /* next time */
       }

@@ -9,7 +9,7 @@ import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/ho
 import { del, patch, post, put, q } from "../lib/api";
 import { baseName, fmtCost } from "../lib/format";
 import { PERMISSION_MODES, type PermissionMode, type Session } from "../protocol/types";
-import { navigate, providers, removeSession, upsertSession } from "../state/app";
+import { applySession, isArchived, navigate, providers, removeSession, setArchived } from "../state/app";
 import { LiveSession } from "../state/live";
 import type { Page } from "../state/session";
 import { stopText } from "../state/session";
@@ -54,7 +54,7 @@ function Conversation({ live }: { live: LiveSession }) {
     try {
       const body = line ? { line } : undefined;
       const r = await post<Session>(`/api/session/${q(live.id)}/fork`, body);
-      upsertSession(r);
+      applySession(r);
       navigate(`/s/${r.session_id}`);
     } catch (e) {
       setNotice("Fork failed: " + (e as Error).message);
@@ -159,10 +159,21 @@ function SessionHeader({ live, onFork, onNotice }: { live: LiveSession; onFork: 
     try {
       const r = await patch<Session>(`/api/session/${q(live.id)}`, { title: t });
       live.session.value = r;
-      upsertSession(r);
+      applySession(r);
       setRenaming(false);
     } catch (e) {
       onNotice("Rename failed: " + (e as Error).message);
+    }
+  };
+
+  const archived = isArchived(live.id, sess?.archived ?? false);
+  const toggleArchived = async () => {
+    try {
+      const r = await setArchived(live.id, !archived);
+      live.session.value = r;
+      onNotice(r.archived ? "Archived: hidden from the sidebar (Show archived lists it); the agent is not stopped." : "Unarchived: back in the sidebar.");
+    } catch (e) {
+      onNotice((archived ? "Unarchive" : "Archive") + " failed: " + (e as Error).message);
     }
   };
 
@@ -206,6 +217,7 @@ function SessionHeader({ live, onFork, onNotice }: { live: LiveSession; onFork: 
         ) : (
           <h1 class="sesstitle" title={sess?.cwd}>
             {sess?.title || "Untitled session"}
+            {archived && <span class="tag archtag">archived</span>}
           </h1>
         )}
         <span class="muted cwd" title={s.cwd.value}>
@@ -222,6 +234,9 @@ function SessionHeader({ live, onFork, onNotice }: { live: LiveSession; onFork: 
               </button>
               <button role="menuitem" type="button" onClick={onFork}>
                 Fork session
+              </button>
+              <button role="menuitem" type="button" onClick={toggleArchived}>
+                {archived ? "Unarchive" : "Archive"}
               </button>
               <button role="menuitem" type="button" onClick={clear}>
                 Clear session

@@ -1,11 +1,28 @@
 // The sidebar: "New session", search, and the sessions grouped by project,
-// each with its live state (working, waiting for permission, idle).
+// each with its live state (working, waiting for permission, idle); the
+// archived ones only after "Show archived".
 
 import { useState } from "preact/hooks";
 import { del, get, patch, post, put, q } from "../lib/api";
 import { baseName, fmtAgo } from "../lib/format";
-import type { SessionSummary } from "../protocol/types";
-import { eventsLive, favourites, navigate, pendingAll, removeSession, route, sessions, sessionsError } from "../state/app";
+import type { Session, SessionSummary } from "../protocol/types";
+import {
+  applySession,
+  archivedError,
+  archivedSessions,
+  eventsLive,
+  favourites,
+  loadArchived,
+  navigate,
+  pendingAll,
+  removeSession,
+  route,
+  sessions,
+  sessionsError,
+  setArchived,
+  showArchived,
+} from "../state/app";
+import { groupByProject, sidebarSessions } from "../state/sidebar";
 
 interface Hit {
   kind: string;
@@ -18,7 +35,8 @@ interface Hit {
 }
 
 export function Sidebar() {
-  const list = sessions.value;
+  const showArch = showArchived.value;
+  const list = sidebarSessions(sessions.value, archivedSessions.value, showArch);
   const pend = pendingAll.value;
   const favs = favourites.value;
   const cur = route.value.session;
@@ -42,13 +60,12 @@ export function Sidebar() {
   };
 
   const pendingOf = (id: string) => pend.filter((p) => p.session_id === id).length;
-  const sorted = [...list].sort((a, b) => Number(favs.has(b.session_id) || !!b.is_favorite) - Number(favs.has(a.session_id) || !!a.is_favorite));
-  const groups = new Map<string, SessionSummary[]>();
-  for (const s of sorted) {
-    const k = s.cwd || "";
-    if (!groups.has(k)) groups.set(k, []);
-    groups.get(k)!.push(s);
-  }
+  const groups = groupByProject(list, favs);
+  const toggleArchived = () => {
+    const next = !showArchived.peek();
+    showArchived.value = next;
+    if (next) loadArchived();
+  };
 
   return (
     <nav class="sidebar" aria-label="Sessions">
@@ -95,7 +112,7 @@ export function Sidebar() {
         </div>
       ) : (
         <div class="groups">
-          {list.length === 0 && <p class="muted pad">No sessions yet.</p>}
+          {list.length === 0 && <p class="muted pad">{showArch ? "No sessions." : "No sessions yet."}</p>}
           {[...groups].map(([cwd, items]) => (
             <section key={cwd} class="group">
               <h2 title={cwd}>{baseName(cwd) || "(no directory)"}</h2>
@@ -106,6 +123,13 @@ export function Sidebar() {
               </ul>
             </section>
           ))}
+          <div class="sidefoot">
+            <button type="button" class="mini" aria-pressed={showArch} onClick={toggleArchived}>
+              <span aria-hidden="true">{showArch ? "✓ " : ""}</span>Show archived
+            </button>
+            {showArch && archivedError.value && <p class="error">Archived sessions: {archivedError.value}</p>}
+            {showArch && !archivedError.value && !list.some((x) => x.archived) && <p class="muted">No archived sessions.</p>}
+          </div>
         </div>
       )}
     </nav>
@@ -138,8 +162,14 @@ function SessionItem({ s, current, pending, fav }: { s: SessionSummary; current:
     const t = prompt("Rename the session", s.title);
     if (t === null) return;
     try {
-      const r = await patch(`/api/session/${q(s.session_id)}`, { title: t });
-      sessions.value = sessions.peek().map((x) => (x.session_id === s.session_id ? { ...x, title: r.title } : x));
+      applySession(await patch<Session>(`/api/session/${q(s.session_id)}`, { title: t }));
+    } catch (e) {
+      alert((e as Error).message);
+    }
+  };
+  const toggleArchived = async () => {
+    try {
+      await setArchived(s.session_id, !s.archived);
     } catch (e) {
       alert((e as Error).message);
     }
@@ -155,12 +185,13 @@ function SessionItem({ s, current, pending, fav }: { s: SessionSummary; current:
     }
   };
   return (
-    <li class={`sess ${current ? "current" : ""}`}>
+    <li class={`sess ${current ? "current" : ""} ${s.archived ? "archived" : ""}`}>
       <a href={`/s/${s.session_id}`} aria-current={current ? "page" : undefined} onClick={(e) => (e.preventDefault(), navigate(`/s/${s.session_id}`))}>
         <span class="stitle">
           {s.title || "Untitled session"}
           {fav && <span aria-label=", favourite"> ★</span>}
           {s.parent_id && <span class="tag forktag">fork</span>}
+          {s.archived && <span class="tag forktag">archived</span>}
         </span>
         <span class={`sstate ${state}`}>
           <span class="dot" aria-hidden="true" />
@@ -178,6 +209,9 @@ function SessionItem({ s, current, pending, fav }: { s: SessionSummary; current:
           </button>
           <button type="button" role="menuitem" onClick={toggleFav}>
             {fav ? "Remove from favourites" : "Favourite"}
+          </button>
+          <button type="button" role="menuitem" onClick={toggleArchived}>
+            {s.archived ? "Unarchive" : "Archive"}
           </button>
           <button type="button" role="menuitem" class="danger" onClick={remove}>
             Delete

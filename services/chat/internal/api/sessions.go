@@ -140,22 +140,24 @@ func (s *server) getSession(c *fiber.Ctx) error {
 	return c.JSON(s.sessionJSON(c.UserContext(), sess))
 }
 
-// patchSession: PATCH /api/session/{id} {"title"}.
+// patchSession: PATCH /api/session/{id} {"title"?, "archived"?}: at least
+// one, both applied in one statement or neither. Archiving only hides the
+// session from the default lists: a running agent keeps running.
 func (s *server) patchSession(c *fiber.Ctx) error {
 	id := param(c, "id")
-	var req struct {
-		Title *string `json:"title"`
-	}
+	var req protocol.PatchSessionRequest
 	if err := svchttp.DecodeJSON(c, &req); err != nil {
 		return err
 	}
-	if req.Title == nil {
-		return badRequest("title is required")
+	if req.Title == nil && req.Archived == nil {
+		return badRequest("send title (a string), archived (true or false), or both")
 	}
-	if err := validTitle(*req.Title); err != nil {
-		return err
+	if req.Title != nil {
+		if err := validTitle(*req.Title); err != nil {
+			return err
+		}
 	}
-	sess, err := s.Store.UpdateTitle(c.UserContext(), id, *req.Title)
+	sess, err := s.Store.Patch(c.UserContext(), id, req.Title, req.Archived)
 	if err != nil {
 		return storeError(err, id)
 	}

@@ -140,6 +140,40 @@ func TestEventsSessionChanges(t *testing.T) {
 	e.until("the fork", sessionFrame(fork.str("session_id"), func(s map[string]any) bool { return s["parent_id"] == id }))
 }
 
+// TestEventsArchive: archiving and unarchiving reach the socket as a
+// session frame with archived flipped; archiving a session whose agent
+// waits on a permission leaves the agent running and the request pending,
+// and the turn finishes once it is answered.
+func TestEventsArchive(t *testing.T) {
+	c := startFakeChat(t)
+	id := c.mustSession(t.TempDir())
+	e, _ := c.dialEvents()
+	ws, _ := c.join(id, -1)
+	ws.send(map[string]any{"type": "user_message", "content": "RUN_BASH"})
+	got := e.until("the permission request", isType("permission_request"))
+	rid := got[len(got)-1].str("request_id")
+
+	c.do(http.MethodPatch, "/api/session/"+id, `{"archived":true}`).want(t, http.StatusOK, "")
+	e.until("archived true", sessionFrame(id, func(s map[string]any) bool {
+		return s["archived"] == true && s["agent_running"] == true && s["pending_permissions"] == float64(1)
+	}))
+	if _, snap := c.dialEvents(); snapshotSession(snap, id) != nil {
+		t.Errorf("a new socket's snapshot lists the archived session: %v", snap)
+	}
+	if s := c.do(http.MethodGet, "/api/session/"+id, ""); s.body["agent_running"] != true {
+		t.Errorf("archiving stopped the agent: %s", s.raw)
+	}
+
+	c.do(http.MethodPatch, "/api/session/"+id, `{"archived":false}`).want(t, http.StatusOK, "")
+	e.until("archived false", sessionFrame(id, func(s map[string]any) bool { return s["archived"] == false && s["agent_running"] == true }))
+
+	ws.send(map[string]any{"type": "permission_response", "request_id": rid, "behavior": "allow"})
+	ws.until("the turn's result", isResult)
+	e.until("the turn's end", sessionFrame(id, func(s map[string]any) bool {
+		return s["archived"] == false && s["agent_running"] == false && s["turns"] == float64(1)
+	}))
+}
+
 // TestEventsRepairsLostWake: a change no Wake announced (written straight
 // to the database) reaches the socket with the next check, as a snapshot.
 func TestEventsRepairsLostWake(t *testing.T) {

@@ -152,7 +152,7 @@ func TestSessionRoutes(t *testing.T) {
 	}{
 		{"rename without title", http.MethodPatch, base, `{}`, 400, "bad_request"},
 		{"rename with null title", http.MethodPatch, base, `{"title":null}`, 400, "bad_request"},
-		{"rename unknown field", http.MethodPatch, base, `{"title":"x","archived":true}`, 400, "bad_request"},
+		{"rename unknown field", http.MethodPatch, base, `{"title":"x","pinned":true}`, 400, "bad_request"},
 		{"rename too long", http.MethodPatch, base, `{"title":"` + strings.Repeat("é", 501) + `"}`, 400, "bad_request"},
 		{"unknown mode", http.MethodPut, base + "/permission-mode", `{"mode":"yolo"}`, 400, "bad_request"},
 		{"empty mode", http.MethodPut, base + "/permission-mode", `{}`, 400, "bad_request"},
@@ -177,6 +177,120 @@ func TestSessionRoutes(t *testing.T) {
 	}
 	t.Run("provider body wrong content type", func(t *testing.T) {
 		c.send(http.MethodPut, base+"/provider", `{"provider":"agent-sdk"}`, "text/plain", testSecret).want(t, 415, "unsupported_media_type")
+	})
+}
+
+// TestArchiveSession: PATCH archives and unarchives, alone or with a
+// title; what it refuses changes nothing; the lists follow the flag.
+func TestArchiveSession(t *testing.T) {
+	c := startChat(t, notOnPath)
+	dir := t.TempDir()
+	id := c.mustSession(dir)
+	other := c.mustSession(dir)
+	base := "/api/session/" + id
+	// state returns the session's title and archived flag as stored.
+	state := func(t *testing.T) (string, any) {
+		t.Helper()
+		got := c.do(http.MethodGet, base, "")
+		got.want(t, 200, "")
+		return got.str("title"), got.body["archived"]
+	}
+	// listed reports whether id is in the answer's "sessions".
+	listed := func(t *testing.T, path string) bool {
+		t.Helper()
+		got := c.do(http.MethodGet, path, "")
+		got.want(t, 200, "")
+		list, _ := got.body["sessions"].([]any)
+		for _, s := range list {
+			if s.(map[string]any)["session_id"] == id {
+				return true
+			}
+		}
+		return false
+	}
+
+	t.Run("archive", func(t *testing.T) {
+		got := c.do(http.MethodPatch, base, `{"archived":true}`)
+		got.want(t, 200, "")
+		if got.str("session_id") != id || got.body["archived"] != true || got.str("title") != "" {
+			t.Errorf("answer %s", got.raw)
+		}
+		if _, a := state(t); a != true {
+			t.Errorf("stored archived = %v", a)
+		}
+		for path, want := range map[string]bool{
+			"/api/sessions": false, "/api/sessions?archived=false": false,
+			"/api/sessions?archived=true": true, "/api/sessions?archived=all": true,
+			"/api/welcome/sessions": false,
+		} {
+			if got := listed(t, path); got != want {
+				t.Errorf("%s lists the archived session: %v, want %v", path, got, want)
+			}
+		}
+		p := c.do(http.MethodGet, "/api/welcome/projects", "")
+		projects, _ := p.body["projects"].([]any)
+		if len(projects) != 1 || projects[0].(map[string]any)["sessions"] != 1.0 || projects[0].(map[string]any)["archived_sessions"] != 1.0 {
+			t.Errorf("projects %s, want 1 live and 1 archived session", p.raw)
+		}
+		if o := c.do(http.MethodGet, "/api/session/"+other, ""); o.body["archived"] != false {
+			t.Errorf("the other session: %s", o.raw)
+		}
+	})
+	t.Run("archive again", func(t *testing.T) {
+		c.do(http.MethodPatch, base, `{"archived":true}`).want(t, 200, "")
+		if _, a := state(t); a != true {
+			t.Errorf("stored archived = %v", a)
+		}
+	})
+	t.Run("unarchive", func(t *testing.T) {
+		got := c.do(http.MethodPatch, base, `{"archived":false}`)
+		got.want(t, 200, "")
+		if got.body["archived"] != false {
+			t.Errorf("answer %s", got.raw)
+		}
+		if !listed(t, "/api/sessions") || !listed(t, "/api/welcome/sessions") || listed(t, "/api/sessions?archived=true") {
+			t.Error("the unarchived session is not back in the default lists only")
+		}
+	})
+	t.Run("both fields", func(t *testing.T) {
+		got := c.do(http.MethodPatch, base, `{"title":"old work","archived":true}`)
+		got.want(t, 200, "")
+		if got.str("title") != "old work" || got.body["archived"] != true {
+			t.Errorf("answer %s", got.raw)
+		}
+		if title, a := state(t); title != "old work" || a != true {
+			t.Errorf("stored %q, %v", title, a)
+		}
+	})
+
+	// Each refused body leaves the title "old work" and archived true.
+	bad := []struct{ name, body string }{
+		{"empty", `{}`},
+		{"null archived", `{"archived":null}`},
+		{"string archived", `{"archived":"false"}`},
+		{"number archived", `{"archived":0}`},
+		{"valid title, bad archived", `{"title":"new","archived":"no"}`},
+		{"valid archived, too long title", `{"archived":false,"title":"` + strings.Repeat("é", 501) + `"}`},
+		{"valid archived, bad title type", `{"archived":false,"title":7}`},
+		{"valid archived, unknown field", `{"archived":false,"hidden":true}`},
+		{"two objects", `{"archived":false}{"archived":false}`},
+	}
+	for _, tt := range bad {
+		t.Run("bad "+tt.name, func(t *testing.T) {
+			c.do(http.MethodPatch, base, tt.body).want(t, 400, "bad_request")
+			if title, a := state(t); title != "old work" || a != true {
+				t.Errorf("after a refused %s: stored %q, %v", tt.body, title, a)
+			}
+		})
+	}
+	t.Run("bad content type", func(t *testing.T) {
+		c.send(http.MethodPatch, base, `{"archived":false}`, "text/plain", testSecret).want(t, 415, "unsupported_media_type")
+		if _, a := state(t); a != true {
+			t.Errorf("stored archived = %v", a)
+		}
+	})
+	t.Run("unknown session", func(t *testing.T) {
+		c.do(http.MethodPatch, "/api/session/nope", `{"archived":true}`).want(t, 404, "not_found")
 	})
 }
 

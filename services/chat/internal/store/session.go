@@ -107,6 +107,13 @@ func (s *Store) SetArchived(ctx context.Context, id string, archived bool) (Sess
 	return s.update(ctx, "archive session", id, `archived = $2`, archived)
 }
 
+// Patch sets, in one statement, the session's title when title is not
+// nil and its archived flag when archived is not nil; both nil is a
+// plain read that still bumps updated_at, so callers check first.
+func (s *Store) Patch(ctx context.Context, id string, title *string, archived *bool) (Session, error) {
+	return s.update(ctx, "update session", id, `title = coalesce($2::text, title), archived = coalesce($3::boolean, archived)`, title, archived)
+}
+
 // SetProviderSessionID stores the agent's conversation id, for --resume.
 func (s *Store) SetProviderSessionID(ctx context.Context, id, providerSessionID string) (Session, error) {
 	return s.update(ctx, "set provider session id of session", id, `provider_session_id = nullif($2, '')`, providerSessionID)
