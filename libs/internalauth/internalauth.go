@@ -14,6 +14,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -117,4 +118,18 @@ func (s Secret) Derive(purpose string) []byte {
 	m := hmac.New(sha256.New, []byte(s.value))
 	m.Write([]byte(purpose))
 	return m.Sum(nil)
+}
+
+// FieldsMAC is the hex HMAC-SHA256 under key (from Derive) of fields, each
+// preceded by its length as a uvarint, so that no two lists of fields sign
+// alike: how the entries kept in Redis are signed (libs/termhosts,
+// libs/turnsig).
+func FieldsMAC(key []byte, fields ...string) string {
+	m := hmac.New(sha256.New, key)
+	var n [binary.MaxVarintLen64]byte
+	for _, f := range fields {
+		m.Write(n[:binary.PutUvarint(n[:], uint64(len(f)))])
+		m.Write([]byte(f))
+	}
+	return hex.EncodeToString(m.Sum(nil))
 }

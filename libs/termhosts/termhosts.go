@@ -32,9 +32,6 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -496,17 +493,9 @@ func (r *Registry) Route(ctx context.Context, sid string) (h Host, lostOn string
 	return h, lostOn, err
 }
 
-// mac is HMAC-SHA256 under the registry's key of fields, each preceded by
-// its length, so that no two lists of fields sign alike; hex-encoded.
-func (r *Registry) mac(fields ...string) string {
-	m := hmac.New(sha256.New, r.key)
-	var n [binary.MaxVarintLen64]byte
-	for _, f := range fields {
-		m.Write(n[:binary.PutUvarint(n[:], uint64(len(f)))])
-		m.Write([]byte(f))
-	}
-	return hex.EncodeToString(m.Sum(nil))
-}
+// mac is the signature of fields under the registry's key
+// (internalauth.FieldsMAC).
+func (r *Registry) mac(fields ...string) string { return internalauth.FieldsMAC(r.key, fields...) }
 
 func (r *Registry) macOK(got, want string) bool {
 	return r.key != nil && got != "" && hmac.Equal([]byte(got), []byte(want))

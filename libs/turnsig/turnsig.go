@@ -12,9 +12,6 @@ package turnsig
 
 import (
 	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
 	"fmt"
 	"slices"
 	"strconv"
@@ -69,23 +66,16 @@ func (k Key) mac(stream string, values map[string]any) (string, error) {
 		}
 	}
 	slices.Sort(fields)
-	m := hmac.New(sha256.New, k.key)
-	var buf []byte
-	add := func(s string) {
-		buf = binary.AppendUvarint(buf[:0], uint64(len(s)))
-		buf = append(buf, s...)
-		m.Write(buf)
-	}
-	add(stream)
+	parts := make([]string, 0, 1+2*len(fields))
+	parts = append(parts, stream)
 	for _, f := range fields {
 		v, err := text(values[f])
 		if err != nil {
 			return "", fmt.Errorf("turn event field %s: %w", f, err)
 		}
-		add(f)
-		add(v)
+		parts = append(parts, f, v)
 	}
-	return hex.EncodeToString(m.Sum(nil)), nil
+	return internalauth.FieldsMAC(k.key, parts...), nil
 }
 
 // text is v as Redis stores it.

@@ -56,7 +56,7 @@ func start(tb testing.TB, bin string, port int, opt redis.Options, args []string
 		"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
 		"--dir", tb.TempDir(), "--loglevel", "warning",
 	}, args...)
-	cmd := exec.Command(bin, full...)
+	cmd := exec.Command(bin, full...) //nolint:noctx // the server lives until tb.Cleanup kills it (stop), not for a context
 	var out syncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -96,7 +96,7 @@ func start(tb testing.TB, bin string, port int, opt redis.Options, args []string
 }
 
 func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", "127.0.0.1:0") //nolint:noctx // closed at once: only its port is wanted
 	if err != nil {
 		return 0, err
 	}

@@ -303,7 +303,7 @@ func testHealthcheck(t *testing.T, s Service) {
 // and makes no unauthenticated call (the server counts NOAUTH and
 // WRONGPASS refusals); with no password it refuses to start, saying why.
 func testRedisPassword(t *testing.T, s Service) {
-	const password, userPassword = "contract-pw-71ad", "contract-user-pw-3e90"
+	const password, userPassword = "contract-pw-71ad", "contract-user-pw-3e90" //nolint:gosec // throwaway passwords of the test's own redis-server
 	srv := redistest.Start(t, redis.Options{Password: password},
 		"--requirepass", password, "--user", "svc", "on", ">"+userPassword, "~*", "&*", "+@all")
 	pwFile := filepath.Join(t.TempDir(), "redis.password")

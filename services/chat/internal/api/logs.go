@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/svc-code/svc-code/libs/protocol"
 	"strconv"
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/svc-code/svc-code/libs/protocol"
 	"github.com/svc-code/svc-code/services/chat/internal/store"
 )
 

@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"errors"
-	"github.com/svc-code/svc-code/libs/protocol"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/svc-code/svc-code/libs/protocol"
 	"github.com/svc-code/svc-code/libs/svchttp"
 	"github.com/svc-code/svc-code/services/chat/internal/providers"
 	"github.com/svc-code/svc-code/services/chat/internal/store"

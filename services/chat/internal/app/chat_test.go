@@ -269,8 +269,10 @@ func TestChatPermissionAcrossTabs(t *testing.T) {
 			t.Fatalf("answered_by %q: got %v, want an error frame", bad, f)
 		}
 	}
-	b.send(map[string]any{"type": "permission_response", "request_id": pr.str("request_id"), "behavior": "allow",
-		"answered_by": "Chromium on Linux · tab 3f2a"})
+	b.send(map[string]any{
+		"type": "permission_response", "request_id": pr.str("request_id"), "behavior": "allow",
+		"answered_by": "Chromium on Linux · tab 3f2a",
+	})
 	for name, w := range map[string]*wsClient{"A": a, "B": b} {
 		res := w.until("permission_resolved", isType("permission_resolved"))
 		if f := res[len(res)-1]; f["ok"] != true || f.str("request_id") != pr.str("request_id") || f.str("behavior") != "allow" ||

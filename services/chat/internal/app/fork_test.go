@@ -79,8 +79,10 @@ func TestForkAtLine(t *testing.T) {
 		return n
 	}
 	before := count()
-	for _, body := range []string{`{"line":0}`, `{"line":-3}`, `{"line":` + strconv.FormatInt(last+1, 10) + `}`,
-		`{"line":"2"}`, `{"line":1.5}`, `{"line":2,"x":1}`, `[]`} {
+	for _, body := range []string{
+		`{"line":0}`, `{"line":-3}`, `{"line":` + strconv.FormatInt(last+1, 10) + `}`,
+		`{"line":"2"}`, `{"line":1.5}`, `{"line":2,"x":1}`, `[]`,
+	} {
 		c.send(http.MethodPost, "/api/session/"+id+"/fork", body, "application/json", testSecret).want(t, http.StatusBadRequest, "bad_request")
 	}
 	c.do(http.MethodPost, "/api/session/NOPE/fork", `{"line":1}`).want(t, http.StatusNotFound, "not_found")

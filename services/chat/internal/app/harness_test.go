@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/svc-code/svc-code/libs/pgmigrate/pgmigratetest"
 	"github.com/svc-code/svc-code/libs/protocol"
@@ -32,6 +33,18 @@ func testRedisURL() string {
 		return u
 	}
 	return "redis://127.0.0.1:6379/0"
+}
+
+// newTestRedis is a client of the test Redis, closed when the test ends.
+func newTestRedis(t *testing.T) *redis.Client {
+	t.Helper()
+	opts, err := redis.ParseURL(testRedisURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(opts)
+	t.Cleanup(func() { _ = rdb.Close() })
+	return rdb
 }
 
 // chat is one chat instance started by startChat, with a Store on the same

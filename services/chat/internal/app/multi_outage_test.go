@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/svc-code/svc-code/libs/pgmigrate/pgmigratetest"
 )
 
@@ -186,12 +184,7 @@ func TestChatMultiOwnerCutOff(t *testing.T) {
 	wa.until("result", isResult) // a owns the session, its process lives
 	wb, _ := b.join(id, -1)
 
-	opts, err := redis.ParseURL(testRedisURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb := redis.NewClient(opts)
-	t.Cleanup(func() { _ = rdb.Close() })
+	rdb := newTestRedis(t)
 	ctx := context.Background()
 	ownerKey := "test:" + t.Name() + ":chat:owner:" + id
 	ownerA := rdb.Get(ctx, ownerKey).Val()
@@ -250,12 +243,7 @@ func TestChatMultiResubscribePending(t *testing.T) {
 	id := conn.str("session_id")
 	wb, _ := b.join(id, -1)
 
-	opts, err := redis.ParseURL(testRedisURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb := redis.NewClient(opts)
-	t.Cleanup(func() { _ = rdb.Close() })
+	rdb := newTestRedis(t)
 	proxy.cut()
 	wa.send(map[string]any{"type": "user_message", "content": "RUN_BASH"})
 	req := wa.until("permission_request", isType("permission_request"))

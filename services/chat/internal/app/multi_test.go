@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/svc-code/svc-code/libs/internalauth"
 	"github.com/svc-code/svc-code/libs/pgmigrate/pgmigratetest"
 	"github.com/svc-code/svc-code/services/chat/internal/agent"
@@ -135,12 +133,7 @@ func TestChatMultiOwnerStops(t *testing.T) {
 // process left pending.
 func TestChatMultiDeadOwner(t *testing.T) {
 	_, b := startPair(t)
-	opts, err := redis.ParseURL(testRedisURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb := redis.NewClient(opts)
-	t.Cleanup(func() { _ = rdb.Close() })
+	rdb := newTestRedis(t)
 	prefix := "test:" + t.Name() + ":"
 	id := b.mustSession(t.TempDir())
 	ctx := context.Background()

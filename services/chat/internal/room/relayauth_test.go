@@ -87,12 +87,25 @@ func TestReplayWindowRing(t *testing.T) {
 		seq  uint64
 		want bool
 	}{
-		{100, true}, {100, false}, {99, true}, {163, true}, {164, true},
-		{100 + 10*64, true}, {100, false}, {101, true}, {101, false},
+		{100, true},
+		{100, false},
+		{99, true},
+		{163, true},
+		{164, true},
+		{100 + 10*64, true},
+		{100, false},
+		{101, true},
+		{101, false},
 		// Past the wrap: the ring's words for the new blocks are clear.
-		{100 + span, true}, {101 + span, true}, {101 + span, false}, {101, false},
-		{100 + 10*64, false}, {101 + 10*64, true},
-		{100 + 3*span, true}, {100 + 2*span, false}, {100 + 3*span - span + 64, true},
+		{100 + span, true},
+		{101 + span, true},
+		{101 + span, false},
+		{101, false},
+		{100 + 10*64, false},
+		{101 + 10*64, true},
+		{100 + 3*span, true},
+		{100 + 2*span, false},
+		{100 + 3*span - span + 64, true},
 	}
 	for i, st := range steps {
 		if got := w.accept(st.seq); got != st.want {

@@ -15,7 +15,8 @@ import (
 // MaxQueued is how many prompts a session's queue holds.
 const MaxQueued = 100
 
-// ErrQueueFull: the session's queue holds MaxQueued prompts.
+// ErrQueueFull refuses a prompt when the session's queue holds
+// MaxQueued prompts.
 var ErrQueueFull = errors.New("the prompt queue is full")
 
 // Queued is a prompt waiting in a session's queue (table prompt_queue).

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/svc-code/svc-code/libs/protocol"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
@@ -12,6 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/svc-code/svc-code/libs/protocol"
 	"github.com/svc-code/svc-code/libs/svchttp"
 )
 

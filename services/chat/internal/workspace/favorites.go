@@ -3,7 +3,6 @@ package workspace
 import (
 	"errors"
 	"fmt"
-	"github.com/svc-code/svc-code/libs/protocol"
 	"net/url"
 	"strconv"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/svc-code/svc-code/libs/protocol"
 	"github.com/svc-code/svc-code/libs/svchttp"
 )
 

@@ -2,7 +2,6 @@ package workspace
 
 import (
 	"fmt"
-	"github.com/svc-code/svc-code/libs/protocol"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/svc-code/svc-code/libs/protocol"
 	"github.com/svc-code/svc-code/libs/svchttp"
 )
 

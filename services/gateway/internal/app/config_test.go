@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,30 +50,7 @@ func TestLoadConfigProfile(t *testing.T) {
 func TestFirstPasswordGoesToItsFile(t *testing.T) {
 	dir := t.TempDir()
 	pwFile := filepath.Join(dir, "c", FirstPasswordFile)
-	env := map[string]string{
-		"HOME": dir, "SVC_CODE_HOME": dir + "/home", "SVC_CONFIG": dir + "/c/config.yaml",
-		"SVC_INTERNAL_SECRET": testSecret, "REDIS_URL": redisURL(), "REDIS_PREFIX": "test:" + randomHex(6) + ":",
-		"SVC_PASSWORD_OUT": pwFile,
-	}
-	cfg, err := LoadConfig(func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := &syncBuffer{}
-	cfg.Listener, cfg.HashParams, cfg.PasswordOut = ln, cheapHash, out
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- Run(ctx, cfg, slog.New(slog.DiscardHandler)) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
+	cfg, out := runFirstStart(t, dir, map[string]string{"SVC_PASSWORD_OUT": pwFile})
 	waitFor(t, 5*time.Second, "the notice naming the password file", func() bool { return strings.Contains(out.String(), pwFile) })
 	b, err := os.ReadFile(pwFile)
 	if err != nil {

@@ -127,8 +127,10 @@ func TestEndToEndWithRealBackends(t *testing.T) {
 	if f := readEvent(); f["type"] != "snapshot" {
 		t.Fatalf("first event %v, want snapshot", f)
 	}
-	created := g.do(req{method: "POST", path: "/api/sessions", body: `{"cwd":` + strconvQuote(t.TempDir()) + `}`,
-		headers: map[string]string{"Authorization": "Bearer " + tok, "Content-Type": "application/json"}})
+	created := g.do(req{
+		method: "POST", path: "/api/sessions", body: `{"cwd":` + strconvQuote(t.TempDir()) + `}`,
+		headers: map[string]string{"Authorization": "Bearer " + tok, "Content-Type": "application/json"},
+	})
 	wantStatus(t, created, 201, "")
 	id, _ := created.json(t)["session_id"].(string)
 	for {

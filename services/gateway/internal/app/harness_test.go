@@ -203,6 +203,41 @@ func withBackend(b *backend) gwOption {
 	}
 }
 
+// runFirstStart runs a gateway in-process as on its first start: no config
+// file yet under dir, which is HOME, and the variables of extra. It returns
+// its Config and what it writes to the terminal; the gateway stops in
+// t.Cleanup.
+func runFirstStart(t *testing.T, dir string, extra map[string]string) (Config, *syncBuffer) {
+	t.Helper()
+	env := map[string]string{
+		"HOME": dir, "SVC_CODE_HOME": dir + "/home", "SVC_CONFIG": dir + "/c/config.yaml",
+		"SVC_INTERNAL_SECRET": testSecret, "REDIS_URL": redisURL(), "REDIS_PREFIX": "test:" + randomHex(6) + ":",
+	}
+	for k, v := range extra {
+		env[k] = v
+	}
+	cfg, err := LoadConfig(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := &syncBuffer{}
+	cfg.Listener, cfg.HashParams, cfg.PasswordOut = ln, cheapHash, out
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, cfg, slog.New(slog.DiscardHandler)) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
+	return cfg, out
+}
+
 func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)

@@ -107,11 +107,15 @@ func TestLoginCrossSitePostRefused(t *testing.T) {
 	if r.status != http.StatusSeeOther || !strings.Contains(r.header.Get("Set-Cookie"), "svc_auth=") {
 		t.Fatalf("own login page: %d %s", r.status, r.body)
 	}
-	wantStatus(t, g.do(req{method: "POST", path: "/api/login", body: `{"password":"` + testPassword + `"}`,
-		headers: map[string]string{"Content-Type": "application/json", "Sec-Fetch-Site": "same-origin"}}), 200, "")
+	wantStatus(t, g.do(req{
+		method: "POST", path: "/api/login", body: `{"password":"` + testPassword + `"}`,
+		headers: map[string]string{"Content-Type": "application/json", "Sec-Fetch-Site": "same-origin"},
+	}), 200, "")
 	// A program (no Origin, no Sec-Fetch-Site) is not a web page.
-	wantStatus(t, g.do(req{method: "POST", path: "/api/login", body: `{"password":"` + testPassword + `"}`,
-		headers: map[string]string{"Content-Type": "application/json"}}), 200, "")
+	wantStatus(t, g.do(req{
+		method: "POST", path: "/api/login", body: `{"password":"` + testPassword + `"}`,
+		headers: map[string]string{"Content-Type": "application/json"},
+	}), 200, "")
 }
 
 // TestLoginRightPasswordAfterThrottle: once the waits have started, the

@@ -5,7 +5,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -175,29 +174,7 @@ func TestOlderConfigGainsAPIToken(t *testing.T) {
 
 func TestFirstStartGeneratesPassword(t *testing.T) {
 	dir := t.TempDir()
-	env := map[string]string{
-		"HOME": dir, "SVC_CODE_HOME": dir + "/home", "SVC_CONFIG": dir + "/c/config.yaml",
-		"SVC_INTERNAL_SECRET": testSecret, "REDIS_URL": redisURL(), "REDIS_PREFIX": "test:" + randomHex(6) + ":",
-	}
-	cfg, err := LoadConfig(func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := &syncBuffer{}
-	cfg.Listener, cfg.HashParams, cfg.PasswordOut = ln, cheapHash, out
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- Run(ctx, cfg, slog.New(slog.DiscardHandler)) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
+	cfg, out := runFirstStart(t, dir, nil)
 	waitFor(t, 5*time.Second, "the generated password to be shown", func() bool { return strings.Contains(out.String(), "your password is: ") })
 	pw := strings.Fields(strings.SplitN(out.String(), "your password is: ", 2)[1])[0]
 	d, err := configfile.New(cfg.ConfigPath).Read()

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/svc-code/svc-code/libs/internalauth"
 	"github.com/svc-code/svc-code/libs/protocol"
 	"github.com/svc-code/svc-code/libs/redisx"
@@ -18,13 +20,7 @@ import (
 // dead host elsewhere with the lost host named.
 func TestTerminalRoutingByHost(t *testing.T) {
 	g := startGateway(t)
-	hostA, hostB := newBackend(t), newBackend(t)
-	rdb, err := redisx.Connect(context.Background(), redisURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rdb.Close()
-	reg := termhosts.New(rdb, redisx.Keys{Prefix: g.prefix}, internalauth.FromString(testSecret), nil)
+	hostA, hostB, rdb, reg := announceTwoHosts(t, g, 5, 1)
 	ctx := context.Background()
 	must := func(err error) {
 		t.Helper()
@@ -32,8 +28,6 @@ func TestTerminalRoutingByHost(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(reg.Announce(ctx, termhosts.Host{ID: "a", URL: hostA.srv.URL, Terminals: 5}))
-	must(reg.Announce(ctx, termhosts.Host{ID: "b", URL: hostB.srv.URL, Terminals: 1}))
 	must(reg.Claim(ctx, "held-by-a", "a"))
 	tok := g.token()
 
@@ -83,13 +77,7 @@ func TestTerminalRoutingByHost(t *testing.T) {
 // goes where a verified claim, or the least loaded host, says.
 func TestForgedSessionClaimCapturesNothing(t *testing.T) {
 	g := startGateway(t)
-	hostA, hostB := newBackend(t), newBackend(t)
-	rdb, err := redisx.Connect(context.Background(), redisURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rdb.Close()
-	reg := termhosts.New(rdb, redisx.Keys{Prefix: g.prefix}, internalauth.FromString(testSecret), nil)
+	hostA, hostB, rdb, reg := announceTwoHosts(t, g, 1, 5)
 	ctx := context.Background()
 	must := func(err error) {
 		t.Helper()
@@ -97,8 +85,6 @@ func TestForgedSessionClaimCapturesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(reg.Announce(ctx, termhosts.Host{ID: "a", URL: hostA.srv.URL, Terminals: 1}))
-	must(reg.Announce(ctx, termhosts.Host{ID: "b", URL: hostB.srv.URL, Terminals: 5}))
 	must(reg.Claim(ctx, "victim", "a"))
 	b, _, err := reg.Host(ctx, "b")
 	must(err)
@@ -117,4 +103,24 @@ func TestForgedSessionClaimCapturesNothing(t *testing.T) {
 			t.Fatalf("forged claim %q: host a %d, host b %d hits; want the socket on a", forged, hostA.hits.Load(), hostB.hits.Load())
 		}
 	}
+}
+
+// announceTwoHosts starts two terminal hosts and announces them to g's
+// Redis as terminal instances do, a running loadA terminals and b loadB. It
+// returns them with the Redis client and the registry that announced them.
+func announceTwoHosts(t *testing.T, g *gateway, loadA, loadB int) (hostA, hostB *backend, rdb *redis.Client, reg *termhosts.Registry) {
+	t.Helper()
+	hostA, hostB = newBackend(t), newBackend(t)
+	rdb, err := redisx.Connect(context.Background(), redisURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rdb.Close() })
+	reg = termhosts.New(rdb, redisx.Keys{Prefix: g.prefix}, internalauth.FromString(testSecret), nil)
+	for _, h := range []termhosts.Host{{ID: "a", URL: hostA.srv.URL, Terminals: loadA}, {ID: "b", URL: hostB.srv.URL, Terminals: loadB}} {
+		if err := reg.Announce(context.Background(), h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return hostA, hostB, rdb, reg
 }

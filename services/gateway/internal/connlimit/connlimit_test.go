@@ -16,6 +16,7 @@ func TestRefusalIsWellFormed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil || resp.StatusCode != 429 || !strings.HasPrefix(string(b), `{"error":"too_many_connections"`) || !strings.HasSuffix(string(b), "}") {
 		t.Fatalf("refusal: %d %q %v", resp.StatusCode, b, err)
@@ -58,6 +59,7 @@ func TestCapPerClient(t *testing.T) {
 	if err != nil || resp.StatusCode != 429 {
 		t.Fatalf("third connection: %v %v, want 429", resp, err)
 	}
+	defer resp.Body.Close()
 	if n := ln.Open(netip.MustParseAddr("127.0.0.1")); n != 2 {
 		t.Errorf("open = %d, want 2", n)
 	}

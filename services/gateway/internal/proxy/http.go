@@ -131,7 +131,7 @@ func strippedRequestHeader(k []byte) bool {
 		strings.EqualFold(string(k), protocol.HeaderRequestID)
 }
 
-func (p *Proxy) setForwardHeaders(set func(k, v string), c *fiber.Ctx, m Meta) {
+func (p *Proxy) setForwardHeaders(set func(k, v string), m Meta) {
 	set(protocol.HeaderInternal, p.secret.Value())
 	set(protocol.HeaderAuthKind, m.AuthKind)
 	set(protocol.HeaderRequestID, m.RequestID)
@@ -245,7 +245,7 @@ func (p *Proxy) HTTP(c *fiber.Ctx, service, target string, m Meta) error {
 	if len(req.Header.Peek("Cookie")) == 0 {
 		req.Header.Del("Cookie")
 	}
-	p.setForwardHeaders(req.Header.Set, c, m)
+	p.setForwardHeaders(req.Header.Set, m)
 	// The body is streamed as it arrives, never held whole.
 	var body *requestBody
 	if n := in.Header.ContentLength(); n != 0 && n != -2 { // -2: no body

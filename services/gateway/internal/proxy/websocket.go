@@ -72,7 +72,7 @@ func (p *Proxy) WebSocket(c *fiber.Ctx, service, target string, m Meta, owner an
 	}
 	p.setForwardHeaders(func(k, v string) {
 		b.WriteString(k + ": " + v + "\r\n")
-	}, c, m)
+	}, m)
 	b.WriteString("\r\n")
 	if _, err := backend.Write(b.Bytes()); err != nil {
 		_ = backend.Close()

@@ -36,6 +36,7 @@ func TestStaticGzipCacheKeysSurviveLaterRequests(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		_ = resp.Body.Close()
 		return resp.StatusCode
 	}
 	if st := get(asset); st != 200 {

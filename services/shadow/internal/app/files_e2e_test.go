@@ -2,12 +2,8 @@ package app
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
-	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -21,11 +17,8 @@ import (
 
 	"github.com/svc-code/svc-code/libs/confignotice"
 	"github.com/svc-code/svc-code/libs/pgmigrate/pgmigratetest"
-	"github.com/svc-code/svc-code/libs/protocol"
 	"github.com/svc-code/svc-code/libs/redisx"
 )
-
-const filesTestSecret = "0123456789abcdef-shadow-files-tests"
 
 // TestRunServesFilesInTheRoots runs shadow in-process and checks the file
 // routes' wiring: the home directory, a session's directory (chat's table),
@@ -68,62 +61,13 @@ func TestRunServesFilesInTheRoots(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	redisURL := os.Getenv("TEST_REDIS_URL")
-	if redisURL == "" {
-		redisURL = "redis://127.0.0.1:6379/0"
-	}
-	vars := map[string]string{
-		"SVC_CODE_HOME": filepath.Join(tmp, "data"), "SVC_INTERNAL_SECRET": filesTestSecret, "REDIS_URL": redisURL,
-		"REDIS_PREFIX": "test:" + hex.EncodeToString(b) + ":", "DATABASE_URL": dbURL, "SHADOW_CONSUMER": "files-test",
-		EnvExtraDirs: dirs["env"],
-	}
-	cfg, err := LoadConfig(func(k string) string { return vars[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Home = dirs["home"]
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Listener = ln
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
 	reread := make(chan struct{}, 16)
 	log := slog.New(messageHandler{msg: "config change notice: allowed roots re-read", seen: reread})
-	go func() { done <- Run(ctx, cfg, log) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
-
-	base := "http://" + ln.Addr().String()
-	do := func(method, path, body string) (int, string) {
-		t.Helper()
-		req, err := http.NewRequest(method, base+path, strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set(protocol.HeaderInternal, filesTestSecret)
-		if body != "" {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		data, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(data)
-	}
-	waitReady(t, func() bool {
-		status, _ := do(http.MethodGet, "/api/health/shadow", "")
-		return status == http.StatusOK
-	})
+	sh := startShadow(t, map[string]string{
+		"SVC_CODE_HOME": filepath.Join(tmp, "data"), "DATABASE_URL": dbURL, "SHADOW_CONSUMER": "files-test",
+		EnvExtraDirs: dirs["env"],
+	}, dirs["home"], log)
+	do := sh.do
 
 	for _, name := range []string{"home", "session", "setting", "env"} {
 		status, body := do(http.MethodGet, "/api/file?path="+url.QueryEscape(filepath.Join(dirs[name], "f.txt")), "")
@@ -159,13 +103,13 @@ func TestRunServesFilesInTheRoots(t *testing.T) {
 	if _, err := pool.Exec(context.Background(), `UPDATE app_settings SET value = $1 WHERE key = 'config/extra_dirs'`, setting); err != nil {
 		t.Fatal(err)
 	}
-	opts, err := redis.ParseURL(redisURL)
+	opts, err := redis.ParseURL(testRedisURL())
 	if err != nil {
 		t.Fatal(err)
 	}
 	rdb := redis.NewClient(opts)
 	t.Cleanup(func() { _ = rdb.Close() })
-	keys := redisx.Keys{Prefix: vars["REDIS_PREFIX"]}
+	keys := redisx.Keys{Prefix: sh.prefix}
 	deadline := time.After(10 * time.Second)
 	tick := time.NewTicker(50 * time.Millisecond) // published again until heard: the subscription may not be up yet
 	defer tick.Stop()
@@ -183,36 +127,5 @@ func TestRunServesFilesInTheRoots(t *testing.T) {
 		case <-deadline:
 			t.Fatalf("shadow did not re-read its roots on a config change notice: outside is %d %s", status, body)
 		}
-	}
-}
-
-// messageHandler is a slog handler that tells seen each time msg is logged.
-type messageHandler struct {
-	msg  string
-	seen chan<- struct{}
-}
-
-func (h messageHandler) Enabled(context.Context, slog.Level) bool { return true }
-func (h messageHandler) Handle(_ context.Context, r slog.Record) error {
-	if r.Message == h.msg {
-		select {
-		case h.seen <- struct{}{}:
-		default:
-		}
-	}
-	return nil
-}
-func (h messageHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h messageHandler) WithGroup(string) slog.Handler      { return h }
-
-// waitReady polls ready until it holds, failing the test after 30 s.
-func waitReady(t *testing.T, ready func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !ready() {
-		if time.Now().After(deadline) {
-			t.Fatal("shadow did not become ready")
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }

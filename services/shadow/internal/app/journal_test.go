@@ -2,11 +2,7 @@ package app
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -19,19 +15,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/svc-code/svc-code/libs/internalauth"
-	"github.com/svc-code/svc-code/libs/pgmigrate/pgmigratetest"
-	"github.com/svc-code/svc-code/libs/protocol"
 	"github.com/svc-code/svc-code/libs/turnsig"
 )
-
-const journalTestSecret = "0123456789abcdef-shadow-app-tests"
-
-func testRedisURL() string {
-	if u := os.Getenv("TEST_REDIS_URL"); u != "" {
-		return u
-	}
-	return "redis://127.0.0.1:6379/0"
-}
 
 // TestRunJournalsTurnsAndServesRoutes runs shadow in-process: turn events
 // on its stream give a journal commit (only those signed as chat signs
@@ -47,52 +32,19 @@ func TestRunJournalsTurnsAndServesRoutes(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(proj, "a.txt"), []byte("one\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	prefix := "test:" + hex.EncodeToString(b) + ":"
-	vars := map[string]string{
-		"SVC_CODE_HOME": home, "SVC_INTERNAL_SECRET": journalTestSecret, "REDIS_URL": testRedisURL(),
-		"REDIS_PREFIX": prefix, "DATABASE_URL": pgmigratetest.MustSchema(t), "SHADOW_CONSUMER": "test",
-	}
-	cfg, err := LoadConfig(func(k string) string { return vars[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Home = userHome
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Listener = ln
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- Run(ctx, cfg, slog.New(slog.DiscardHandler)) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
+	sh := startShadow(t, map[string]string{"SVC_CODE_HOME": home, "SHADOW_CONSUMER": "test"}, userHome, slog.New(slog.DiscardHandler))
+	prefix := sh.prefix
 	opts, _ := redis.ParseURL(testRedisURL())
 	rdb := redis.NewClient(opts)
 	t.Cleanup(func() {
 		rdb.Del(context.Background(), prefix+"turns")
 		rdb.Close()
 	})
-	base := "http://" + ln.Addr().String()
 	get := func(path string, q url.Values) (int, string) {
-		req, _ := http.NewRequest("GET", base+path+"?"+q.Encode(), nil)
-		req.Header.Set(protocol.HeaderInternal, journalTestSecret)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return 0, err.Error()
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(body)
+		return sh.do(http.MethodGet, path+"?"+q.Encode(), "")
 	}
 
-	key := turnsig.New(internalauth.FromString(journalTestSecret))
+	key := turnsig.New(internalauth.FromString(testSecret))
 	xadd := func(values map[string]any) {
 		if err := rdb.XAdd(context.Background(), &redis.XAddArgs{Stream: prefix + "turns", Values: values}).Err(); err != nil {
 			t.Fatal(err)

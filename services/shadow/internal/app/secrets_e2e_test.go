@@ -1,21 +1,13 @@
 package app
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/svc-code/svc-code/libs/pgmigrate/pgmigratetest"
-	"github.com/svc-code/svc-code/libs/protocol"
 )
 
 // TestRunRefusesTheServersSecrets runs shadow in-process with HOME pointed
@@ -46,58 +38,8 @@ func TestRunRefusesTheServersSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	redisURL := os.Getenv("TEST_REDIS_URL")
-	if redisURL == "" {
-		redisURL = "redis://127.0.0.1:6379/0"
-	}
-	vars := map[string]string{
-		"HOME": home, "SVC_INTERNAL_SECRET": filesTestSecret, "REDIS_URL": redisURL,
-		"REDIS_PREFIX": "test:" + hex.EncodeToString(b) + ":", "DATABASE_URL": pgmigratetest.MustSchema(t),
-		"SHADOW_CONSUMER": "secrets-test",
-	}
-	cfg, err := LoadConfig(func(k string) string { return vars[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Home = home
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Listener = ln
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- Run(ctx, cfg, slog.New(slog.DiscardHandler)) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
-	do := func(method, path, body string) (int, string) {
-		t.Helper()
-		req, err := http.NewRequest(method, "http://"+ln.Addr().String()+path, strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set(protocol.HeaderInternal, filesTestSecret)
-		if body != "" {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		data, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(data)
-	}
-	waitReady(t, func() bool {
-		status, _ := do(http.MethodGet, "/api/health/shadow", "")
-		return status == http.StatusOK
-	})
+	sh := startShadow(t, map[string]string{"HOME": home, "SHADOW_CONSUMER": "secrets-test"}, home, slog.New(slog.DiscardHandler))
+	do := sh.do
 
 	refused := func(what string, status int, body string) {
 		t.Helper()

@@ -33,21 +33,9 @@ func TestWriteRefusesParentSwappedAfterCheck(t *testing.T) {
 				})
 				before := listTree(t, target)
 				sub := filepath.Join(e.home, "dir")
-				swapped := false
-				defer files.SetHookChecked(func(string) {
-					if swapped {
-						return
-					}
-					swapped = true
-					if err := os.Rename(sub, sub+".moved"); err != nil {
-						t.Error(err)
-					}
-					if err := os.Symlink(target, sub); err != nil {
-						t.Error(err)
-					}
-				})()
+				swapped := swapParentAtCheck(t, sub, target)
 				a := e.write(t, map[string]any{"path": filepath.Join(sub, file), "content": "written through the swap\n", "create_dirs": true})
-				if !swapped {
+				if !swapped() {
 					t.Fatal("the hook did not run")
 				}
 				if a.status == http.StatusOK {
@@ -59,6 +47,27 @@ func TestWriteRefusesParentSwappedAfterCheck(t *testing.T) {
 			})
 		}
 	}
+}
+
+// swapParentAtCheck has the next path check replace dir by a symbolic
+// link to target, as a process racing the server would; the hook goes when
+// the test ends. swapped tells whether the swap happened.
+func swapParentAtCheck(t *testing.T, dir, target string) (swapped func() bool) {
+	t.Helper()
+	done := false
+	t.Cleanup(files.SetHookChecked(func(string) {
+		if done {
+			return
+		}
+		done = true
+		if err := os.Rename(dir, dir+".moved"); err != nil {
+			t.Error(err)
+		}
+		if err := os.Symlink(target, dir); err != nil {
+			t.Error(err)
+		}
+	}))
+	return func() bool { return done }
 }
 
 // listTree describes every file below dir with its content.
@@ -101,25 +110,13 @@ func TestReadRefusesParentSwappedAfterCheck(t *testing.T) {
 				filepath.Join(e.home, "dir", "page.html"):   "<p>a public page</p>",
 			})
 			sub := filepath.Join(e.home, "dir")
-			swapped := false
-			defer files.SetHookChecked(func(string) {
-				if swapped {
-					return
-				}
-				swapped = true
-				if err := os.Rename(sub, sub+".moved"); err != nil {
-					t.Error(err)
-				}
-				if err := os.Symlink(cfgDir, sub); err != nil {
-					t.Error(err)
-				}
-			})()
+			swapped := swapParentAtCheck(t, sub, cfgDir)
 			name := "config.yaml"
 			if strings.Contains(route, "render") {
 				name = "page.html"
 			}
 			a := e.get(t, route+q(filepath.Join(sub, name)))
-			if !swapped {
+			if !swapped() {
 				t.Fatal("the hook did not run")
 			}
 			if a.status == http.StatusOK || strings.Contains(string(a.body), "SERVER-SECRET") {

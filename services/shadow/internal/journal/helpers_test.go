@@ -91,6 +91,23 @@ func newEnv(t *testing.T) *env {
 	return e
 }
 
+// newHomeSessionEnv is a session in the home directory, which holds the
+// data home (.svc-code, with a secret in it) beside the user's notes.txt.
+func newHomeSessionEnv(t *testing.T) *env {
+	t.Helper()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := filepath.Join(dir, ".svc-code")
+	e := &env{t: t, home: home, project: dir, capMB: DefaultMaxFileMB}
+	e.journal = New(project.NewStore(home, nil), quietLog(), Options{})
+	t.Cleanup(e.journal.Wait)
+	e.write("notes.txt", "hi\n")
+	e.write(".svc-code/postgres.env", "DATABASE_URL=secret\n")
+	return e
+}
+
 func (e *env) path(rel string) string { return filepath.Join(e.project, filepath.FromSlash(rel)) }
 
 func (e *env) write(rel, content string) {

@@ -383,16 +383,7 @@ func TestNewGroupSkipsOldTurns(t *testing.T) {
 
 func TestDataHomeInsideTheProjectIsNotJournaled(t *testing.T) {
 	// A session in the home directory, with the data home under it.
-	dir, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	home := filepath.Join(dir, ".svc-code")
-	e := &env{t: t, home: home, project: dir, capMB: DefaultMaxFileMB}
-	e.journal = New(project.NewStore(home, nil), quietLog(), Options{})
-	t.Cleanup(e.journal.Wait)
-	e.write("notes.txt", "hi\n")
-	e.write(".svc-code/postgres.env", "DATABASE_URL=secret\n")
+	e := newHomeSessionEnv(t)
 	// A .gitignore outranks the journal's excludes: its negations must not
 	// bring the data home back.
 	e.write(".gitignore", "!.svc-code/\n!.svc-code/**\n")

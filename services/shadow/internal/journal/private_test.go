@@ -10,7 +10,6 @@ import (
 
 	"github.com/svc-code/svc-code/libs/protocol"
 	"github.com/svc-code/svc-code/libs/secretpaths"
-	"github.com/svc-code/svc-code/services/shadow/internal/project"
 	"github.com/svc-code/svc-code/services/shadow/internal/roots"
 )
 
@@ -129,16 +128,7 @@ func TestJournalRefusesAPrivateProject(t *testing.T) {
 // complains that the excluded data home is ignored too (info/exclude);
 // the snapshot must still be taken, without the data home.
 func TestHomeSessionWithoutGitignoreIsJournaled(t *testing.T) {
-	dir, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	home := filepath.Join(dir, ".svc-code")
-	e := &env{t: t, home: home, project: dir, capMB: DefaultMaxFileMB}
-	e.journal = New(project.NewStore(home, nil), quietLog(), Options{})
-	t.Cleanup(e.journal.Wait)
-	e.write("notes.txt", "hi\n")
-	e.write(".svc-code/postgres.env", "DATABASE_URL=secret\n")
+	e := newHomeSessionEnv(t)
 	for n := 1; n <= 2; n++ {
 		if _, err := e.journal.TurnEnded(context.Background(), e.turn("s1", n, "p"), ""); err != nil {
 			t.Fatal(err)

@@ -14,7 +14,7 @@ import (
 // now: each path both as spelled and with its symbolic links resolved, and
 // the device and inode of every secret file that has other hard links.
 type Denied struct {
-	trees, open, files []string
+	set secretpaths.Set // each path as spelled and as resolved
 	// linked holds the secret files with more than one link: another name
 	// for one of them is refused by identity, wherever it is.
 	linked map[fileID]bool
@@ -30,8 +30,8 @@ func (r *Resolver) Denied() *Denied {
 
 // NewDenied resolves set.
 func NewDenied(set secretpaths.Set) *Denied {
-	d := &Denied{trees: both(set.Trees), open: both(set.Open), files: both(set.Files)}
-	for _, f := range d.files {
+	d := &Denied{set: secretpaths.Set{Trees: both(set.Trees), Open: both(set.Open), Files: both(set.Files)}}
+	for _, f := range d.set.Files {
 		var st syscall.Stat_t
 		if err := syscall.Stat(f, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG || st.Nlink < 2 {
 			continue
@@ -63,25 +63,7 @@ func both(paths []string) []string {
 // Path reports whether p (absolute and clean) is private: a secret file,
 // or inside a private tree and not inside an open one.
 func (d *Denied) Path(p string) bool {
-	if d == nil {
-		return false
-	}
-	for _, f := range d.files {
-		if p == f {
-			return true
-		}
-	}
-	for _, o := range d.open {
-		if Within(p, o) {
-			return false
-		}
-	}
-	for _, t := range d.trees {
-		if Within(p, t) {
-			return true
-		}
-	}
-	return false
+	return d != nil && d.set.Private(p)
 }
 
 // Linked reports whether fi (of a file opened or listed) is another name
@@ -119,7 +101,7 @@ func (d *Denied) Under(dir string) []string {
 		return nil
 	}
 	var out []string
-	for _, list := range [][]string{d.trees, d.files} {
+	for _, list := range [][]string{d.set.Trees, d.set.Files} {
 		for _, p := range list {
 			if p != dir && Within(p, dir) {
 				rel, err := filepath.Rel(dir, p)
