@@ -143,6 +143,11 @@ export class LiveSession {
       case "permission_mode_changed":
         this.refreshSession();
         return;
+      case "message_stored":
+        // The first prompt locks the provider on the server: re-read the
+        // session so that the header stops offering a switch at once.
+        if (!this.store.providerLocked.peek()) this.refreshSession();
+        return;
       case "agent_message":
         if (f.data?.type === "result") this.refreshSession();
         return;
