@@ -113,10 +113,20 @@ export function Composer({ live, onExec, onStop }: { live: LiveSession; onExec: 
       clearDraft();
       return;
     }
-    await live.sendPrompt(t, images.map((i) => i.block));
+    // The box is emptied before the prompt is handed over, not after: what
+    // the user types while the outbox stores it is the next message, and
+    // must not be wiped when this one is through.
+    const imgs = images;
     setText("");
     setImages([]);
     clearDraft();
+    try {
+      await live.sendPrompt(t, imgs.map((i) => i.block));
+    } catch (e) {
+      setText((cur) => (cur === "" ? t : cur));
+      setImages((cur) => (cur.length === 0 ? imgs : cur));
+      setErr("Could not keep the message to send: " + (e as Error).message);
+    }
   };
 
   const onInput = (e: Event) => {
