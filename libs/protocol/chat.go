@@ -156,7 +156,7 @@ type PermissionResolvedFrame struct {
 	AnsweredBy string `json:"answered_by,omitempty"`
 }
 
-// SessionClearedFrame: the conversation moved to an archived session.
+// SessionClearedFrame says the conversation moved to an archived session.
 type SessionClearedFrame struct {
 	Type              string `json:"type" tstype:"'session_cleared'"`
 	SessionID         string `json:"session_id"`
@@ -189,7 +189,7 @@ type CompactProgressFrame struct {
 	SilentMS     int64  `json:"silent_ms,omitempty"`
 }
 
-// SessionEndedFrame: the agent process ended.
+// SessionEndedFrame says the agent process ended.
 type SessionEndedFrame struct {
 	Type     string `json:"type" tstype:"'session_ended'"`
 	Reason   string `json:"reason"`

@@ -43,26 +43,26 @@ type SnapshotEvent struct {
 // MaxSnapshotSessions bounds a snapshot's sessions.
 const MaxSnapshotSessions = 500
 
-// SessionEvent: a session was created or changed (title, favorite,
+// SessionEvent says a session was created or changed (title, favorite,
 // archived, agent_running, is_compacting, its counts).
 type SessionEvent struct {
 	Type    string         `json:"type" tstype:"'session'"`
 	Session SessionSummary `json:"session"`
 }
 
-// SessionDeletedEvent: a session was deleted.
+// SessionDeletedEvent says a session was deleted.
 type SessionDeletedEvent struct {
 	Type      string `json:"type" tstype:"'session_deleted'"`
 	SessionID string `json:"session_id"`
 }
 
-// PermissionRequestEvent: a session's agent asks for a permission.
+// PermissionRequestEvent says a session's agent asks for a permission.
 type PermissionRequestEvent struct {
 	Type              string `json:"type" tstype:"'permission_request'"`
 	PendingPermission `tstype:",extends"`
 }
 
-// PermissionResolvedEvent: a pending request was answered or retired.
+// PermissionResolvedEvent says a pending request was answered or retired.
 type PermissionResolvedEvent struct {
 	Type       string `json:"type" tstype:"'permission_resolved'"`
 	SessionID  string `json:"session_id"`

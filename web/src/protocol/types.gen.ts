@@ -184,7 +184,7 @@ export interface PermissionResolvedFrame {
   answered_by?: string;
 }
 /**
- * SessionClearedFrame: the conversation moved to an archived session.
+ * SessionClearedFrame says the conversation moved to an archived session.
  */
 export interface SessionClearedFrame {
   type: 'session_cleared';
@@ -221,7 +221,7 @@ export interface CompactProgressFrame {
   silent_ms?: number /* int64 */;
 }
 /**
- * SessionEndedFrame: the agent process ended.
+ * SessionEndedFrame says the agent process ended.
  */
 export interface SessionEndedFrame {
   type: 'session_ended';
@@ -404,7 +404,7 @@ export interface SnapshotEvent {
  */
 export const MaxSnapshotSessions = 500;
 /**
- * SessionEvent: a session was created or changed (title, favorite,
+ * SessionEvent says a session was created or changed (title, favorite,
  * archived, agent_running, is_compacting, its counts).
  */
 export interface SessionEvent {
@@ -412,20 +412,20 @@ export interface SessionEvent {
   session: SessionSummary;
 }
 /**
- * SessionDeletedEvent: a session was deleted.
+ * SessionDeletedEvent says a session was deleted.
  */
 export interface SessionDeletedEvent {
   type: 'session_deleted';
   session_id: string;
 }
 /**
- * PermissionRequestEvent: a session's agent asks for a permission.
+ * PermissionRequestEvent says a session's agent asks for a permission.
  */
 export interface PermissionRequestEvent extends PendingPermission {
   type: 'permission_request';
 }
 /**
- * PermissionResolvedEvent: a pending request was answered or retired.
+ * PermissionResolvedEvent says a pending request was answered or retired.
  */
 export interface PermissionResolvedEvent {
   type: 'permission_resolved';
