@@ -144,7 +144,7 @@ func (s *floorSession) turn(sender net.Conn, prompt string, chunks int) {
 	broadcast(conns, wsFrames(stored))
 	ack := fmt.Appendf(nil, `{"isFavorite":false,"promptId":"%s:%d","type":"user_message_stored"}`, s.id, line)
 	_, _ = sender.Write(wsFrames(ack))
-	init := fmt.Appendf(nil, `{"data":{"type":"system","subtype":"init","session_id":"%s","model":"claude-sonnet-4-5","permissionMode":"default","tools":%s},"line":%d,"type":"agent_message"}`, s.id, initTools, next())
+	init := fmt.Appendf(nil, `{"type":"agent_message","data":{"type":"system","subtype":"init","session_id":"%s","model":"claude-sonnet-4-5","permissionMode":"default","tools":%s},"line":%d}`, s.id, initTools, next())
 	var text strings.Builder
 	for i := range chunks {
 		if i > 0 {
@@ -169,12 +169,12 @@ func (s *floorSession) turn(sender net.Conn, prompt string, chunks int) {
 // assistantFrame is an agent_message frame as chat sends the fake CLI's
 // assistant message, the same keys in the same order.
 func assistantFrame(session string, line int64, i int, chunk string, at time.Time) []byte {
-	return fmt.Appendf(nil, `{"data":{"type":"assistant","message":{"type":"message","content":[{"type":"text","text":%q}],"context_management":null,"id":"msg_%04d","model":"claude-sonnet-4-5","role":"assistant","stop_reason":null,"stop_sequence":null,"usage":{"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"input_tokens":42,"output_tokens":1}},"parent_tool_use_id":null,"request_id":"req_%04d","session_id":"%s","timestamp":"%s","uuid":"00000000-0000-4000-8000-%012d"},"line":%d,"type":"agent_message"}`,
+	return fmt.Appendf(nil, `{"type":"agent_message","data":{"type":"assistant","message":{"type":"message","content":[{"type":"text","text":%q}],"context_management":null,"id":"msg_%04d","model":"claude-sonnet-4-5","role":"assistant","stop_reason":null,"stop_sequence":null,"usage":{"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"input_tokens":42,"output_tokens":1}},"parent_tool_use_id":null,"request_id":"req_%04d","session_id":"%s","timestamp":"%s","uuid":"00000000-0000-4000-8000-%012d"},"line":%d}`,
 		chunk, i+1, i+1, session, at.UTC().Format(fakeTimestamp), line, line)
 }
 
 func resultFrame(session string, line int64, text string) []byte {
-	return fmt.Appendf(nil, `{"data":{"type":"result","subtype":"success","is_error":false,"duration_ms":10,"num_turns":1,"result":%q,"session_id":"%s","total_cost_usd":0.000381,"usage":%s},"line":%d,"type":"agent_message"}`,
+	return fmt.Appendf(nil, `{"type":"agent_message","data":{"type":"result","subtype":"success","is_error":false,"duration_ms":10,"num_turns":1,"result":%q,"session_id":"%s","total_cost_usd":0.000381,"usage":%s},"line":%d}`,
 		text, session, resultUsage, line)
 }
 

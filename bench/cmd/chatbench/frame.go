@@ -30,17 +30,17 @@ const (
 	kindResult         // agent_message of the turn's result: the end
 )
 
-// Markers of the frames the load consists of: chat encodes a frame's
-// fields in key order, {"data":…,"line":N,"type":"agent_message"}, and
-// the agent-sdk provider's data begins with its type; the fake CLI writes
-// its other keys in order, so an assistant message's data ends with its
+// Markers of the frames the load consists of: chat encodes an
+// agent_message frame's fields in the order of libs/protocol's
+// AgentMessageFrame, {"type":"agent_message","data":…,"line":N}, and the
+// agent-sdk provider's data begins with its type; the fake CLI writes its
+// other keys in order, so an assistant message's data ends with its
 // timestamp and its uuid.
 var (
-	dataTypePrefix = []byte(`{"data":{"type":"`)
-	agentSuffix    = []byte(`,"type":"agent_message"}`)
-	dataEnd        = []byte(`},"line":`)
-	stampKey       = []byte(`"timestamp":"`)
-	uuidKey        = []byte(`","uuid":"`)
+	agentPrefix = []byte(`{"type":"agent_message","data":{"type":"`)
+	dataEnd     = []byte(`},"line":`)
+	stampKey    = []byte(`"timestamp":"`)
+	uuidKey     = []byte(`","uuid":"`)
 )
 
 // parseFrame classifies a frame and, for an assistant message, returns the
@@ -50,22 +50,32 @@ var (
 // decoding them (the client shares the machine with the services: its
 // cost is theirs); anything else is decoded.
 func parseFrame(raw []byte) (kind, time.Time, error) {
-	if bytes.HasPrefix(raw, dataTypePrefix) && bytes.HasSuffix(raw, agentSuffix) {
-		typ, _, _ := bytes.Cut(raw[len(dataTypePrefix):], []byte{'"'})
-		switch string(typ) {
-		case "assistant":
-			if at, ok := assistantStamp(raw); ok {
-				return kindAssistant, at, nil
-			}
-		case "result":
-			return kindResult, time.Time{}, nil
-		default:
-			if bytes.IndexByte(typ, '\\') < 0 {
-				return kindOther, time.Time{}, nil
-			}
-		}
+	if k, at, ok := fastFrame(raw); ok {
+		return k, at, nil
 	}
 	return decodeFrame(raw)
+}
+
+// fastFrame is parseFrame's way without decoding: ok false when raw is not
+// an agent_message frame in chat's layout whose kind its ends tell.
+func fastFrame(raw []byte) (kind, time.Time, bool) {
+	if !bytes.HasPrefix(raw, agentPrefix) || raw[len(raw)-1] != '}' {
+		return kindOther, time.Time{}, false
+	}
+	typ, _, _ := bytes.Cut(raw[len(agentPrefix):], []byte{'"'})
+	switch string(typ) {
+	case "assistant":
+		if at, ok := assistantStamp(raw); ok {
+			return kindAssistant, at, true
+		}
+	case "result":
+		return kindResult, time.Time{}, true
+	default:
+		if bytes.IndexByte(typ, '\\') < 0 {
+			return kindOther, time.Time{}, true
+		}
+	}
+	return kindOther, time.Time{}, false
 }
 
 // assistantStamp returns the timestamp of an agent_message frame whose

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/svc-code/svc-code/libs/protocol"
 )
 
 func TestParseFrame(t *testing.T) {
@@ -43,7 +45,8 @@ func TestParseFrame(t *testing.T) {
 // classified as decoding them does; others fall back to decoding.
 func TestParseFrameMarkers(t *testing.T) {
 	chatFrame := func(line int, data string) []byte {
-		b, err := json.Marshal(map[string]any{"type": "agent_message", "data": json.RawMessage(data), "line": line})
+		// As chat encodes it: libs/protocol's type, its field order.
+		b, err := json.Marshal(protocol.AgentMessageFrame{Type: protocol.FrameAgentMessage, Data: json.RawMessage(data), Line: int64(line)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,6 +85,12 @@ func TestParseFrameMarkers(t *testing.T) {
 	}
 	if k, _, _ := parseFrame(frames["result"]); k != kindResult {
 		t.Errorf("result frame: kind %v", k)
+	}
+	// The load's frames are told without decoding them, in chat's layout.
+	for _, name := range []string{"assistant", "result, type first", "init, type first"} {
+		if _, _, ok := fastFrame(frames[name]); !ok {
+			t.Errorf("%s frame: not recognised by its ends: %s", name, frames[name])
+		}
 	}
 	if k, _, _ := parseFrame(frames["result, type first"]); k != kindResult {
 		t.Errorf("result frame (type first): kind %v", k)
