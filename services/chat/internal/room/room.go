@@ -373,6 +373,9 @@ type Room struct {
 	stateWritten string
 	// stateNotified is the state last announced to the events sockets.
 	stateNotified string
+	// noticedPrompt is the line of the prompt whose failure storeNotice
+	// stored last (guarded by mu).
+	noticedPrompt int64
 
 	// claimMu serialises claiming the session; cmdMu guards the queue of
 	// commands forwarded by other instances.
@@ -561,6 +564,16 @@ func (r *Room) UserMessage(ctx context.Context, sender Sink, content string, ima
 // (protocol.StoredNotice). A failure to store it is logged: the error
 // frame went out already.
 func (r *Room) storeNotice(ctx context.Context, text string, promptLine int64) {
+	// One notice per prompt: when the agent dies as the prompt is sent,
+	// the failed send and the process's exit both tell of it, in either
+	// order; the first says why.
+	r.mu.Lock()
+	if promptLine > 0 && r.noticedPrompt == promptLine {
+		r.mu.Unlock()
+		return
+	}
+	r.noticedPrompt = promptLine
+	r.mu.Unlock()
 	payload, _ := json.Marshal(protocol.StoredNotice{Role: "notice", Level: "error", Content: text, PromptLine: promptLine})
 	_, err := r.appendAndBroadcast(context.WithoutCancel(ctx), store.KindNotice, payload, false, func(line int64) Frame {
 		return NewFrame(line, protocol.MessageStoredFrame{Type: protocol.FrameMessageStored, Message: payload, Line: line})
