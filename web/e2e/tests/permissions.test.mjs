@@ -26,6 +26,22 @@ async function retired(card) {
   }, { timeoutMs: STEP_MS, what: 'the permission card to retire' });
 }
 
+/**
+ * A new session open in a page of its own, whose agent waits on a Bash
+ * permission (the fake agent's RUN_BASH): the card, in view.
+ * @param {string} label
+ */
+async function pendingBash(label) {
+  const { session_id: id, title } = await createSession(uniqueTitle(label));
+  const context = await signedInContext(browser);
+  const page = await context.newPage();
+  await openSession(page, title);
+  await send(page, 'RUN_BASH');
+  const card = permissionCard(page, 'Bash');
+  await card.waitFor({ timeout: STEP_MS });
+  return { id, context, page, card };
+}
+
 /** The tools of the session's log, as GET .../logs/tools gives them. */
 async function tools(id) {
   return (await api('GET', `/api/sessions/${id}/logs/tools`)).tools;
@@ -64,14 +80,7 @@ e2e('a Bash permission answered in tab B retires tab A\'s card', async () => {
 });
 
 e2e('an edited input is what the agent runs', async () => {
-  const { session_id: id, title } = await createSession(uniqueTitle('e2e edit input'));
-  const context = await signedInContext(browser);
-  const page = await context.newPage();
-  await openSession(page, title);
-
-  await send(page, 'RUN_BASH');
-  const card = permissionCard(page, 'Bash');
-  await card.waitFor({ timeout: STEP_MS });
+  const { id, context, page, card } = await pendingBash('e2e edit input');
   await card.getByRole('button', { name: 'Edit input', exact: true }).click();
   const input = card.getByRole('textbox', { name: 'Tool input', exact: true });
   assert.match(await input.inputValue(), /echo hello-from-bash > bash_out\.txt/, 'the editor starts from the command');
@@ -88,13 +97,7 @@ e2e('an edited input is what the agent runs', async () => {
 });
 
 e2e('a pending card comes back after a reload', async () => {
-  const { session_id: id, title } = await createSession(uniqueTitle('e2e reload'));
-  const context = await signedInContext(browser);
-  const page = await context.newPage();
-  await openSession(page, title);
-
-  await send(page, 'RUN_BASH');
-  await permissionCard(page, 'Bash').waitFor({ timeout: STEP_MS });
+  const { id, context, page } = await pendingBash('e2e reload');
   await page.reload();
   const card = permissionCard(page, 'Bash');
   await card.waitFor({ timeout: STEP_MS });
@@ -109,14 +112,7 @@ e2e('a pending card comes back after a reload', async () => {
 });
 
 e2e('Deny with a reason: the agent gets the reason and does not run the tool', async () => {
-  const { session_id: id, title } = await createSession(uniqueTitle('e2e deny'));
-  const context = await signedInContext(browser);
-  const page = await context.newPage();
-  await openSession(page, title);
-
-  await send(page, 'RUN_BASH');
-  const card = permissionCard(page, 'Bash');
-  await card.waitFor({ timeout: STEP_MS });
+  const { id, context, page, card } = await pendingBash('e2e deny');
   await card.getByRole('textbox', { name: 'Reason', exact: true }).fill('not on this machine');
   await card.getByRole('button', { name: 'Deny', exact: true }).click();
   await waitText(page.locator('body'), /Tool finished: not on this machine/);
