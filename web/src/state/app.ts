@@ -21,24 +21,70 @@ export const archivedSessions = signal<SessionSummary[]>([]);
 export const showArchived = signal(false);
 export const archivedError = signal<string | null>(null);
 
-export const route = signal<{ session: string | null; view: "session" | "new" | "home" }>(parseRoute(location.pathname));
+/** The panes of the app: five belong to a session, three to none. */
+export type PaneName = "chat" | "terminal" | "files" | "changes" | "git" | "costs" | "sql" | "settings";
+export const SESSION_PANES: PaneName[] = ["chat", "terminal", "files", "changes", "git"];
+export const GLOBAL_PANES: PaneName[] = ["costs", "sql", "settings"];
+export const PANE_LABELS: Record<PaneName, string> = {
+  chat: "Chat",
+  terminal: "Terminal",
+  files: "Files",
+  changes: "Changes",
+  git: "Git",
+  costs: "Costs",
+  sql: "SQL",
+  settings: "Settings",
+};
 
-function parseRoute(path: string): { session: string | null; view: "session" | "new" | "home" } {
-  const m = /^\/s\/([A-Z2-7]{10,40})\/?$/.exec(path);
-  if (m) return { session: m[1], view: "session" };
-  if (path === "/new") return { session: null, view: "new" };
-  return { session: null, view: "home" };
+export interface Route {
+  /** The open session (session panes), or null. */
+  session: string | null;
+  view: "session" | "new" | "home" | "pane";
+  /** The pane shown: a session's pane when view is "session", a global one when "pane". */
+  pane: PaneName;
 }
 
+export const route = signal<Route>(parseRoute(location.pathname));
+/** The session the session panes open when no session is in the path (the last one seen). */
+export const lastSession = signal<string | null>(route.peek().session);
+
+export function parseRoute(path: string): Route {
+  let m = /^\/s\/([A-Z2-7]{10,40})(?:\/(terminal|files|changes|git))?\/?$/.exec(path);
+  if (m) return { session: m[1], view: "session", pane: (m[2] as PaneName) ?? "chat" };
+  m = /^\/(costs|sql|settings)\/?$/.exec(path);
+  if (m) return { session: null, view: "pane", pane: m[1] as PaneName };
+  if (path === "/new") return { session: null, view: "new", pane: "chat" };
+  return { session: null, view: "home", pane: "chat" };
+}
+
+/** The path of a pane: a session pane of session (or of the last one seen), or a global pane. */
+export function panePath(pane: PaneName, session: string | null = route.peek().session ?? lastSession.peek()): string | null {
+  if (GLOBAL_PANES.includes(pane)) return "/" + pane;
+  if (!session) return null;
+  return pane === "chat" ? `/s/${session}` : `/s/${session}/${pane}`;
+}
+
+function setRoute(path: string) {
+  const r = parseRoute(path);
+  route.value = r;
+  if (r.session) lastSession.value = r.session;
+}
+
+/** Goes to path (pushState, or replaceState with replace); the query string is kept as given. */
 export function navigate(path: string, replace = false) {
-  if (location.pathname !== path) {
+  const [pathname] = path.split(/[?#]/);
+  if (location.pathname + location.search !== path) {
     if (replace) history.replaceState(null, "", path);
     else history.pushState(null, "", path);
   }
-  route.value = parseRoute(path);
+  setRoute(pathname);
   drawerOpen.value = false;
 }
-addEventListener("popstate", () => (route.value = parseRoute(location.pathname)));
+addEventListener("popstate", () => setRoute(location.pathname));
+
+/** The command palette (Ctrl/⌘+K) and the shortcuts sheet (?). */
+export const paletteOpen = signal(false);
+export const helpOpen = signal(false);
 
 export const drawerOpen = signal(false);
 export const inboxOpen = signal(false);
@@ -127,6 +173,17 @@ export function removeSession(id: string) {
   sessions.value = sessions.peek().filter((s) => s.session_id !== id);
   archivedSessions.value = archivedSessions.peek().filter((s) => s.session_id !== id);
   pendingAll.value = pendingAll.peek().filter((p) => p.session_id !== id);
+  if (lastSession.peek() === id) lastSession.value = null;
+}
+
+/**
+ * The session id's record: from the lists when they hold it, else read once
+ * from /api/session/{id} (a pane opened by its path before the list came).
+ */
+export function sessionInfo(id: string): Promise<SessionSummary> {
+  const have = sessions.peek().find((s) => s.session_id === id) ?? archivedSessions.peek().find((s) => s.session_id === id);
+  if (have) return Promise.resolve(have);
+  return get<SessionSummary>(`/api/session/${encodeURIComponent(id)}`);
 }
 
 /** Replaces the pending requests of one session (from its /chat socket). */

@@ -6,11 +6,11 @@ import { signal } from "@preact/signals";
 import { useEffect, useState } from "preact/hooks";
 import { post } from "../lib/api";
 import { baseName } from "../lib/format";
-import { drawerOpen, inboxOpen, navigate, pendingAll, pendingCount, route, sessions, theme } from "../state/app";
+import { drawerOpen, helpOpen, inboxOpen, navigate, paletteOpen, pendingAll, pendingCount, route, sessions, theme } from "../state/app";
 import type { PendingPermission, SessionSummary } from "../protocol/types";
 import { answerRemote } from "../state/remote";
-import { SessionView } from "./Conversation";
 import { NewSession } from "./NewSession";
+import { PaneHost, PaneNav } from "./Panes";
 import { PermInput } from "./Permission";
 import { Sidebar } from "./Sidebar";
 
@@ -27,6 +27,15 @@ export function App() {
         drawerOpen.value = false;
         inboxOpen.value = false;
       }
+      if ((e.ctrlKey || e.metaKey) && !e.altKey && e.key.toLowerCase() === "k") {
+        e.preventDefault();
+        paletteOpen.value = !paletteOpen.peek();
+        return;
+      }
+      if (e.key === "?" && !e.ctrlKey && !e.metaKey && !e.altKey && !typing(e.target)) {
+        e.preventDefault();
+        helpOpen.value = true;
+      }
     };
     addEventListener("keydown", onKey);
     return () => removeEventListener("keydown", onKey);
@@ -40,11 +49,48 @@ export function App() {
         </div>
         {drawerOpen.value && <div class="scrim" onClick={() => (drawerOpen.value = false)} aria-hidden="true" />}
         <main class="main" id="main">
-          {r.view === "session" && r.session ? <SessionView key={r.session} id={r.session} /> : r.view === "new" ? <NewSession /> : <Home />}
+          <PaneNav />
+          {r.view === "new" ? <NewSession /> : r.view === "home" ? <Home /> : null}
+          <PaneHost />
         </main>
       </div>
       {inboxOpen.value && <Inbox />}
+      {(paletteOpen.value || helpOpen.value) && <Overlays />}
     </div>
+  );
+}
+
+/** Whether a key event's target takes text (then "?" is a character, not the shortcuts sheet). */
+function typing(t: EventTarget | null): boolean {
+  const el = t as HTMLElement | null;
+  if (!el || !el.closest) return false;
+  return !!el.closest("input, textarea, select, [contenteditable=''], [contenteditable='true'], .xterm, .cm-editor");
+}
+
+// The palette and the shortcuts sheet: their code loads the first time one opens.
+let overlays: Promise<typeof import("./Palette")> | null = null;
+function Overlays() {
+  const [m, setM] = useState<typeof import("./Palette") | null>(null);
+  const [err, setErr] = useState<string | null>(null);
+  useEffect(() => {
+    overlays ??= import("./Palette");
+    overlays.then(setM, (e) => {
+      overlays = null;
+      setErr((e as Error).message);
+    });
+  }, []);
+  if (err)
+    return (
+      <p class="toast" role="alert">
+        The palette could not be loaded: {err}
+      </p>
+    );
+  if (!m) return null;
+  return (
+    <>
+      {paletteOpen.value && <m.Palette />}
+      {helpOpen.value && <m.HelpSheet />}
+    </>
   );
 }
 
@@ -115,7 +161,7 @@ function Inbox() {
 function InboxItem({ p, s }: { p: PendingPermission; s?: SessionSummary }) {
   const [busy, setBusy] = useState(false);
   const [msg, setMsg] = useState<string | null>(null);
-  const here = route.value.session === p.session_id;
+  const here = route.value.session === p.session_id && route.value.pane === "chat";
   const open = () => {
     inboxOpen.value = false;
     navigate(`/s/${p.session_id}`);

@@ -21,7 +21,9 @@ func TestWebApp(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the embedded build has no index.html (run make ui): %v", err)
 	}
-	for _, p := range []string{"/", "/new", "/s/K7QZ3XH2M4A5B6C7D2E3F4G5H6"} {
+	for _, p := range []string{"/", "/new", "/s/K7QZ3XH2M4A5B6C7D2E3F4G5H6", "/s/K7QZ3XH2M4A5B6C7D2E3F4G5H6/terminal",
+		"/s/K7QZ3XH2M4A5B6C7D2E3F4G5H6/files", "/s/K7QZ3XH2M4A5B6C7D2E3F4G5H6/changes", "/s/K7QZ3XH2M4A5B6C7D2E3F4G5H6/git/",
+		"/costs", "/sql", "/settings"} {
 		r := g.do(req{path: p, headers: cookie(c, nil)})
 		if r.status != 200 || r.body != string(index) {
 			t.Fatalf("GET %s = %d, want the app page", p, r.status)
@@ -70,7 +72,7 @@ func TestWebApp(t *testing.T) {
 		t.Fatalf("GET /sw.js = %d, want the built service worker", r.status)
 	}
 	// Paths that are not the app's are 404, and none reaches a backend.
-	for _, p := range []string{"/s/lowercase", "/s/K7QZ3XH2M4A5B6C7D2E3F4G5H6/x", "/assets/missing.js", "/assets/../web.go", "/dist/index.html", "/index.html"} {
+	for _, p := range []string{"/s/lowercase", "/s/K7QZ3XH2M4A5B6C7D2E3F4G5H6/x", "/s/K7QZ3XH2M4A5B6C7D2E3F4G5H6/settings", "/costs/x", "/sqlx", "/assets/missing.js", "/assets/../web.go", "/dist/index.html", "/index.html"} {
 		wantStatus(t, g.do(req{path: p, headers: cookie(c, nil)}), 404, "not_found")
 	}
 	// Without a credential the app's page and assets are refused.

@@ -17,8 +17,10 @@ import (
 )
 
 // appPage matches the browser app's own paths, each answered with its page:
-// the home, the new-session form and a session (/s/{id}).
-var appPage = regexp.MustCompile(`^/(new|s/[A-Z2-7]{10,40}/?)?$`)
+// the home, the new-session form, a session (/s/{id}) and its panes
+// (/s/{id}/terminal, files, changes, git), and the panes of no session
+// (/costs, /sql, /settings).
+var appPage = regexp.MustCompile(`^/(new|costs|sql|settings|s/[A-Z2-7]{10,40}(/(terminal|files|changes|git))?/?)?$`)
 
 // static serves the embedded assets: the app's page at its paths, its
 // hashed assets and service worker (web/dist), and the public files
