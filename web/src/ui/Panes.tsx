@@ -63,8 +63,13 @@ export function PaneNav() {
   const r = route.value;
   const cur = r.view === "session" || r.view === "pane" ? r.pane : null;
   const sess = r.session ?? lastSession.value;
+  const nav = useRef<HTMLElement>(null);
+  // On a phone the links scroll sideways: keep the open one in sight.
+  useEffect(() => {
+    nav.current?.querySelector<HTMLElement>('[aria-current="page"]')?.scrollIntoView({ block: "nearest", inline: "nearest" });
+  }, [cur]);
   return (
-    <nav class="panenav" aria-label="Panes">
+    <nav class="panenav" aria-label="Panes" ref={nav}>
       {[...SESSION_PANES, ...GLOBAL_PANES].map((p) => {
         const href = panePath(p, sess);
         const label = PANE_LABELS[p];
