@@ -36,6 +36,7 @@ export function Grid({ columns, rows, count }: { columns: string[]; rows: string
   const [view, setView] = useState({ top: 0, height: 400 });
   // Measured again each time a streamed result doubles (so about 17 times for 100 000 rows).
   const widths = useMemo(() => columnWidths(columns, rows, count), [columns, Math.floor(Math.log2(count + 1))]);
+  // One custom property for every row's columns: a row sets no style of its own.
   const template = `${GUTTER}px ${widths.map((w) => `${w}px`).join(" ")}`;
   const rowWidth = GUTTER + widths.reduce((a, b) => a + b, 0);
 
@@ -66,11 +67,14 @@ export function Grid({ columns, rows, count }: { columns: string[]; rows: string
   }, [columns]);
 
   const w = gridWindow({ scrollTop: view.top, viewport: view.height, rowHeight: ROW_HEIGHT, total: count });
+  // Keys recycle: a row leaving the window hands its element to the one
+  // entering it (only texts change), so a scroll creates no elements.
+  const pool = Math.max(1, w.end - w.start);
   const out = [];
   for (let i = w.start; i < w.end; i++) {
     const r = rows[i];
     out.push(
-      <div role="row" aria-rowindex={i + 2} class="sqlgrid-row" key={i} style={{ gridTemplateColumns: template }}>
+      <div role="row" aria-rowindex={i + 2} class={i % 2 ? "sqlgrid-row alt" : "sqlgrid-row"} key={i % pool}>
         <span class="sqlgrid-n" aria-hidden="true">
           {i + 1}
         </span>
@@ -86,10 +90,10 @@ export function Grid({ columns, rows, count }: { columns: string[]; rows: string
     );
   }
   return (
-    <div class="sqlgrid" role="table" aria-label="Query result" aria-rowcount={count + 1} aria-colcount={columns.length}>
+    <div class="sqlgrid" role="table" aria-label="Query result" aria-rowcount={count + 1} aria-colcount={columns.length} style={{ "--sqlgrid-cols": template }}>
       <div class="sqlgrid-scroll" ref={scroller} tabIndex={0}>
         <div role="rowgroup" class="sqlgrid-head" style={{ width: rowWidth }}>
-          <div role="row" aria-rowindex={1} class="sqlgrid-row" style={{ gridTemplateColumns: template }}>
+          <div role="row" aria-rowindex={1} class="sqlgrid-row">
             <span class="sqlgrid-n" aria-hidden="true">
               #
             </span>

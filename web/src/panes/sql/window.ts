@@ -38,7 +38,7 @@ export function spacerHeight(total: number, rowHeight: number): number {
   return Math.min(total * rowHeight, MAX_SPACER_PX);
 }
 
-export function gridWindow({ scrollTop, viewport, rowHeight, total, overscan = 8 }: WindowIn): WindowOut {
+export function gridWindow({ scrollTop, viewport, rowHeight, total, overscan = 6 }: WindowIn): WindowOut {
   const height = spacerHeight(total, rowHeight);
   if (total <= 0 || rowHeight <= 0) return { start: 0, end: 0, offset: 0, height: 0 };
   const visible = Math.max(1, Math.ceil(Math.max(0, viewport) / rowHeight) + 1);
