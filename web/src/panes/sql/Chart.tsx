@@ -51,7 +51,8 @@ export function ColumnChart({ columns, rows, count }: { columns: string[]; rows:
           data={data}
           deps={[xi, yi, s.kind, few, columns.join("\t")]}
           options={(c, uPlot) => ({
-            scales: { x: { time: s.kind === "time" } },
+            // One point: a range around it (uPlot would stretch a single time over years).
+            scales: { x: { time: s.kind === "time", ...(s.xs.length === 1 ? { range: [s.xs[0] - (s.kind === "time" ? 86_400 : 1), s.xs[0] + (s.kind === "time" ? 86_400 : 1)] as [number, number] } : {}) } },
             legend: { show: true },
             cursor: { points: { show: true } },
             axes: themedAxes(
