@@ -3,7 +3,7 @@
 // /api/shadow-db/schema), and Ctrl+Enter (⌘+Enter) to run. Its contenteditable
 // is the textbox "SQL".
 
-import { autocompletion, closeBrackets, closeBracketsKeymap, closeCompletion, completionKeymap, type Completion } from "@codemirror/autocomplete";
+import { autocompletion, closeBrackets, closeBracketsKeymap, closeCompletion, completionKeymap, type Completion, type CompletionContext, type CompletionResult } from "@codemirror/autocomplete";
 import { defaultKeymap, history, historyKeymap, indentWithTab } from "@codemirror/commands";
 import { PostgreSQL, sql, type SQLNamespace } from "@codemirror/lang-sql";
 import { bracketMatching, HighlightStyle, syntaxHighlighting } from "@codemirror/language";
@@ -27,6 +27,37 @@ export function schemaNamespace(tables: SchemaTable[]): SQLNamespace {
     ns[tb.name] = { self: { label: tb.name, type: "type", detail: tb.kind, info: tb.description || undefined }, children: cols };
   }
   return ns;
+}
+
+/**
+ * Completion of bare column names (lang-sql completes a column after its
+ * table's name and a dot): every column of every table, those of the tables
+ * the query names first, each with its table(s) and type.
+ */
+export function columnSource(tables: SchemaTable[]) {
+  const byName = new Map<string, { tables: string[]; type: string; info?: string }>();
+  for (const tb of tables)
+    for (const c of tb.columns) {
+      const have = byName.get(c.name);
+      if (have) have.tables.push(tb.name);
+      else byName.set(c.name, { tables: [tb.name], type: c.type, info: c.description || undefined });
+    }
+  return (ctx: CompletionContext): CompletionResult | null => {
+    const word = ctx.matchBefore(/[A-Za-z_][\w$]*/);
+    if (!word && !ctx.explicit) return null;
+    const from = word ? word.from : ctx.pos;
+    if (from > 0 && ctx.state.sliceDoc(from - 1, from) === ".") return null;
+    const text = ctx.state.doc.toString().toLowerCase();
+    const named = new Set(tables.map((t) => t.name).filter((n) => new RegExp(`\\b${n}\\b`).test(text)));
+    const options: Completion[] = [...byName].map(([name, c]) => ({
+      label: name,
+      type: "property",
+      detail: `${c.tables.join(", ")} · ${c.type}`,
+      info: c.info,
+      boost: c.tables.some((t) => named.has(t)) ? 1 : -1,
+    }));
+    return { from, options, validFor: /^[\w$]*$/ };
+  };
 }
 
 // Colours from the theme's variables (sql.css sets them for light and dark).
@@ -117,7 +148,12 @@ export function SqlEditor({ initial, schema, onRun, onChange, handle }: { initia
 
   useEffect(() => {
     if (!schema || !view.current) return;
-    view.current.dispatch({ effects: lang.current.reconfigure(sql({ dialect: PostgreSQL, upperCaseKeywords: true, schema: schemaNamespace(schema) })) });
+    view.current.dispatch({
+      effects: lang.current.reconfigure([
+        sql({ dialect: PostgreSQL, upperCaseKeywords: true, schema: schemaNamespace(schema) }),
+        PostgreSQL.language.data.of({ autocomplete: columnSource(schema) }),
+      ]),
+    });
   }, [schema]);
 
   return <div class="sqleditor" ref={box} />;
