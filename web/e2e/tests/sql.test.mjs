@@ -72,6 +72,19 @@ e2e('Ctrl+Enter runs; the refusal, PostgreSQL\'s error and a saved query', async
   await page.goto('/sql');
   await sqlBox(page).waitFor({ timeout: STEP_MS });
 
+  // Completion knows the analytics tables and their columns (/api/shadow-db/schema).
+  await setSQL(page, 'SELECT * FROM turn_co');
+  await page.keyboard.press('Control+Space');
+  const options = page.getByRole('listbox').getByRole('option');
+  await options.filter({ hasText: 'turn_costs' }).first().waitFor({ timeout: STEP_MS });
+  await page.keyboard.press('Escape');
+  await setSQL(page, 'SELECT stop_r FROM turns');
+  await page.keyboard.press('ArrowLeft');
+  for (let i = 0; i < ' FROM turns'.length - 1; i++) await page.keyboard.press('ArrowLeft');
+  await page.keyboard.press('Control+Space');
+  await options.filter({ hasText: 'stop_reason' }).first().waitFor({ timeout: STEP_MS });
+  await page.keyboard.press('Escape');
+
   await setSQL(page, 'SELECT 42 AS answer');
   await page.keyboard.press('Control+Enter');
   assert.equal(await waitRows(page), 1);

@@ -289,7 +289,7 @@ function Status({ outcome, count, cut }: { outcome: Outcome; count: number; cut:
 
 function Schema({ tables, error }: { tables: SchemaTable[] | null; error: string | null }) {
   return (
-    <details class="sqlschema">
+    <details class="sqlschema" open>
       <summary>Tables</summary>
       {error && <p class="error">The schema could not be read: {error}</p>}
       {!tables && !error && <p class="muted">Loading…</p>}
