@@ -1,7 +1,8 @@
 // @ts-check
 // The Costs pane over a fake-agent session: its turns' cost per day, model,
 // session and tool as charts and tables, the recent turns, the prompt lists
-// and search, and "Send again" to a session (stored, and said so); screenshots.
+// and search, "Send again" to a session (stored, and said so), the prompt
+// then frequent; screenshots.
 import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { launch, signedInContext, api, createSession, uniqueTitle, screenshots, waitText, until, logMessages, STEP_MS, e2e } from '../lib/app.mjs';
@@ -72,6 +73,16 @@ e2e('the costs of a fake-agent session, its prompts, and Send again', async () =
   const line = Number(/line (\d+)/.exec(await said.innerText())?.[1]);
   assert.equal(prompts.at(-1).line, line, 'the line the page reports is the stored one');
   await screenshots(page, 'costs-sent');
+
+  // The text now sent twice is a frequent prompt (once analytics has the new turn).
+  await page.getByRole('tab', { name: 'Frequent', exact: true }).click();
+  const frequent = page.getByRole('list', { name: 'Frequent prompts' });
+  await until(async () => {
+    const item = frequent.getByRole('listitem').filter({ hasText: `hello ${word} costs` });
+    if ((await item.count()) === 1 && /2× in 1 session/.test(await item.innerText())) return true;
+    await page.getByRole('button', { name: 'Refresh', exact: true }).click();
+    return false;
+  }, { timeoutMs: STEP_MS, what: 'the prompt sent twice among the frequent ones', intervalMs: 500 });
 
   // Its chat opens from the status's link.
   await said.getByRole('link', { name: 'Open chat' }).click();
