@@ -183,3 +183,25 @@ func TestPasswordChangeReachesOtherInstances(t *testing.T) {
 	})
 	wantStatus(t, b.loginWith(newPassword), 200, "")
 }
+
+// TestRevokeScriptsAnswersNewToken: a browser cannot read the config file,
+// so revoking scripts from it answers the new token; revoking browsers
+// answers none.
+func TestRevokeScriptsAnswersNewToken(t *testing.T) {
+	g := startGateway(t)
+	ck := g.login()
+	oldTok := g.token()
+	r := g.do(req{method: "POST", path: "/api/auth/revoke", body: `{"scope":"scripts"}`, headers: g.fromPage(ck)})
+	wantStatus(t, r, 200, "")
+	tok, _ := r.json(t)["api_token"].(string)
+	if tok == "" || tok == oldTok || tok != g.token() {
+		t.Fatalf("api_token = %q, want the config file's new token %q (old %q)", tok, g.token(), oldTok)
+	}
+	wantStatus(t, g.do(req{path: "/api/info", headers: bearer(oldTok)}), 401, "unauthorized")
+	wantStatus(t, g.do(req{path: "/api/info", headers: bearer(tok)}), 200, "")
+	r = g.do(req{method: "POST", path: "/api/auth/revoke", body: `{"scope":"browsers"}`, headers: map[string]string{"Authorization": "Bearer " + tok, "Content-Type": "application/json"}})
+	wantStatus(t, r, 200, "")
+	if _, ok := r.json(t)["api_token"]; ok {
+		t.Errorf("revoke browsers answered a token: %s", r.body)
+	}
+}

@@ -88,3 +88,10 @@ func CheckNewPassword(pw string) error {
 	}
 	return nil
 }
+
+// APIToken is the API token valid now (the config file's api_token line).
+func (s *Store) APIToken() string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return authtoken.APIToken(s.cur.tokenKey, s.cur.epochs.Bearer)
+}
