@@ -94,7 +94,7 @@ export function Helpers() {
       </div>
       {err && <p class="notice error">{err}</p>}
       {done && (
-        <div role="status" class="notice">
+        <div role="status" class="set-done">
           <strong>Installed.</strong>
           <ul class="set-list">
             {done.map((l) => (

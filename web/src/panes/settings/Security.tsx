@@ -77,13 +77,13 @@ function Revoke() {
         </p>
       )}
       {done?.scope === "scripts" && (
-        <div class="notice" role="status">
+        <div class="set-done" role="status">
           <strong>The old API token no longer works.</strong>
           {done.token && <ShownOnce label="New API token" value={done.token} />}
         </div>
       )}
       {done?.scope === "browsers" && (
-        <div class="notice" role="status">
+        <div class="set-done" role="status">
           <strong>Every browser is signed out, this one included.</strong>{" "}
           <a href={"/login?next=" + encodeURIComponent("/settings?section=security")}>Sign in again</a>
         </div>
@@ -137,7 +137,7 @@ function Password() {
     return (
       <section class="set-card" aria-label="Password">
         <h3>Password</h3>
-        <div class="notice" role="status">
+        <div class="set-done" role="status">
           <strong>Password changed. Every browser is signed out, this one included, and the old API token no longer works.</strong>
           <ShownOnce label="New API token" value={token} />
           <p>
