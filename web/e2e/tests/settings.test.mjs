@@ -119,6 +119,12 @@ e2e('settings: sections, and a refused value shows the server message at its fie
   assert.equal((await api('GET', '/api/app/config')).config['shadow_db.sql_timeout_s'] > 0, true);
   await screenshots(page, 'settings-config');
 
+  // Helpers: an install says what it changed.
+  await nav.getByRole('link', { name: 'Helpers' }).click();
+  await page.getByRole('button', { name: /Install helpers|Reinstall helpers/ }).click();
+  await waitText(page.getByRole('status').filter({ hasText: 'Installed' }), /shadow-git: (installed at \/|replaced|unchanged)/);
+  assert.equal((await api('GET', '/api/app/helpers/status')).all_current, true);
+
   for (const [link, name] of [['Password and access', 'settings-security'], ['Helpers', 'settings-helpers'], ['Background tasks', 'settings-tasks'], ['Catalog', 'settings-catalog'], ['Tabs and presets', 'settings-layout']]) {
     await nav.getByRole('link', { name: link }).click();
     await page.getByRole('heading', { level: 2, name: link }).waitFor({ timeout: STEP_MS });

@@ -158,7 +158,9 @@ function Password() {
       }}
     >
       <h3>Password</h3>
-      <p class="muted">As `make passwd`: 8 to 1024 bytes. Changing it signs every browser out (this one too) and replaces the API token.</p>
+      <p class="muted">
+        As <code>make passwd</code>: 8 to 1024 bytes. Changing it signs every browser out (this one too) and replaces the API token.
+      </p>
       <div class="set-grid">
         <label for="pw-current">Current password</label>
         <div>

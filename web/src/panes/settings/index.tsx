@@ -3,6 +3,7 @@
 // so the palette and links can open a section directly.
 
 import type { ComponentType } from "preact";
+import { useEffect, useRef } from "preact/hooks";
 import { navigate, route } from "../../state/app";
 import type { PaneProps } from "../../ui/Panes";
 import { Catalog } from "./Catalog";
@@ -42,9 +43,14 @@ export default function SettingsPane({ visible }: PaneProps) {
   void route.value; // re-render when the URL (and so the section) changes
   const sec = current();
   const S = SECTIONS.find((x) => x.id === sec)!;
+  const nav = useRef<HTMLElement>(null);
+  // On a phone the sections are a row that scrolls: keep the open one in view.
+  useEffect(() => {
+    if (visible) nav.current?.querySelector("[aria-current]")?.scrollIntoView({ block: "nearest", inline: "nearest" });
+  }, [sec, visible]);
   return (
     <div class="settings">
-      <nav class="set-nav" aria-label="Settings sections">
+      <nav class="set-nav" aria-label="Settings sections" ref={nav}>
         {SECTIONS.map((x) => (
           <a
             key={x.id}
