@@ -106,8 +106,10 @@ export function Confirm(props: { title: string; children: ComponentChildren; con
 /** A secret shown once: a read-only field to copy from. */
 export function ShownOnce({ label, value }: { label: string; value: string }) {
   const [copied, setCopied] = useState(false);
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => box.current?.scrollIntoView?.({ block: "nearest" }), []);
   return (
-    <div class="set-secret">
+    <div class="set-secret" ref={box}>
       <label>
         {label}
         <input type="text" readOnly value={value} aria-label={label} onFocus={(e) => e.currentTarget.select()} spellcheck={false} />
