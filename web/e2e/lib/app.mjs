@@ -7,6 +7,7 @@ import { test as nodeTest } from 'node:test';
 import { mkdir, mkdtemp } from 'node:fs/promises';
 import path from 'node:path';
 import { until, listenerPid } from './stack.mjs';
+import { configToken } from './token.mjs';
 
 export { until, listenerPid };
 
@@ -131,11 +132,21 @@ export async function signedInContext(browser, opts = {}) {
  * @param {unknown} [body]
  */
 export async function api(method, route, body) {
-  const res = await fetch(stack.baseURL + route, {
+  const call = () => fetch(stack.baseURL + route, {
     method,
     headers: { Authorization: `Bearer ${stack.token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
+  let res = await call();
+  if (res.status === 401) {
+    // The token was revoked or the password changed (tests/serial/settings-*):
+    // the config file holds the new one.
+    const now = await configToken(stack.home);
+    if (now && now !== stack.token) {
+      stack.token = now;
+      res = await call();
+    }
+  }
   const text = await res.text();
   if (!res.ok) throw new Error(`${method} ${route}: ${res.status} ${text}`);
   return text ? JSON.parse(text) : null;

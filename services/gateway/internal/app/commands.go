@@ -95,8 +95,11 @@ func readNewPassword(in *os.File, out io.Writer) (string, error) {
 }
 
 func checkPassword(pw string) (string, error) {
-	if pw != "" && len(pw) < 8 {
-		return "", errors.New("a password must be at least 8 characters; nothing changed")
+	if pw == "" {
+		return "", nil
+	}
+	if err := credential.CheckNewPassword(pw); err != nil {
+		return "", fmt.Errorf("%w; nothing changed", err)
 	}
 	return pw, nil
 }

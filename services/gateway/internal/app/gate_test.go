@@ -74,8 +74,8 @@ func TestRevokeScripts(t *testing.T) {
 	if m["ok"] != true || m["scope"] != "scripts" || m["bearer_epoch"] != float64(1) || m["cookie_epoch"] != float64(0) {
 		t.Fatalf("response = %s", r.body)
 	}
-	if len(m) != 4 {
-		t.Errorf("response has extra fields: %s", r.body)
+	if len(m) != 5 || m["api_token"] != g.token() {
+		t.Errorf("response is not the four fields and the new api_token: %s", r.body)
 	}
 	wantStatus(t, g.do(req{path: "/api/info", headers: bearer(tok)}), 401, "unauthorized")
 	wantStatus(t, g.do(req{path: "/api/info?tkn=" + tok}), 401, "unauthorized")

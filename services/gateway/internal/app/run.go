@@ -85,6 +85,11 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		Proxies:   cfg.TrustedProxies,
 		Limiter:   limiter,
 		Terminals: termhosts.New(rdb, redisx.Keys{Prefix: cfg.RedisPrefix}, secret, log),
+		PasswordChanged: func() {
+			if err := removeFirstPassword(cfg); err != nil {
+				log.WarnContext(ctx, "first_password_file_not_removed", "err", err)
+			}
+		},
 	})
 	if err != nil {
 		return err

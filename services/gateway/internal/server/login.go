@@ -189,5 +189,12 @@ func (s *Server) revoke(c *fiber.Ctx) error {
 	}
 	id, _ := c.Locals(localIdentity).(credential.Identity)
 	s.d.Log.Info("credentials_revoked", "scope", string(scope), "by", string(id.Kind), "cookie_epoch", e.Cookie, "bearer_epoch", e.Bearer)
-	return c.JSON(fiber.Map{"ok": true, "scope": string(scope), "cookie_epoch": e.Cookie, "bearer_epoch": e.Bearer})
+	answer := fiber.Map{"ok": true, "scope": string(scope), "cookie_epoch": e.Cookie, "bearer_epoch": e.Bearer}
+	if scope == credential.ScopeScripts {
+		// The browser cannot read the config file: the new token is shown
+		// to the caller this once, as after a password change. The caller
+		// holds a credential that may call every route already.
+		answer["api_token"] = s.d.Store.APIToken()
+	}
+	return c.JSON(answer)
 }

@@ -48,6 +48,9 @@ type Deps struct {
 	// allowed_hosts; Proxies are the trusted proxies.
 	Hosts   []string
 	Proxies []netip.Prefix
+	// PasswordChanged runs after POST /api/auth/password set a new
+	// password (the first password's file is void then); may be nil.
+	PasswordChanged func()
 }
 
 // Server is the gateway's fiber application.
@@ -110,6 +113,7 @@ func New(d Deps) (*Server, error) {
 	s.app.Post("/api/login", s.loginSubmit)
 	s.app.Post("/api/logout", s.logout)
 	s.app.Post("/api/auth/revoke", s.revoke)
+	s.app.Post("/api/auth/password", s.changePassword)
 	s.app.Get("/api/info", s.info)
 	s.app.Use(s.dispatch)
 	return s, nil
