@@ -28,10 +28,37 @@ function describe(c: JournalCommit): string {
   return c.kind ?? "commit";
 }
 
-/** A link to the prompt that made commit c (its session's log line). */
+/** The subject of c where it says more than its kind (a turn's prompt). */
+function subjectOf(c: JournalCommit): string {
+  if (c.kind === "turn") return c.subject.replace(/^turn \d+: /, "");
+  return c.subject.toLowerCase().startsWith(c.kind ?? "\0") ? "" : c.subject;
+}
+
+/** Who made version c, in words, with a link to the prompt of a turn. */
+function MadeBy({ c }: { c: JournalCommit }) {
+  switch (c.kind) {
+    case "turn":
+      return (
+        <>
+          Made by <PromptLink c={c} />
+        </>
+      );
+    case "baseline":
+      return <>Changed outside the agent, found when turn {c.turn_number ?? "?"} of session {short(c.session_id)} began</>;
+    case "undo":
+      return <>Put back by an undo of turn {c.turn_number ?? "?"} (session {short(c.session_id)})</>;
+    case "restore":
+      return <>Put back by a restore{c.session_id ? ` (session ${short(c.session_id)})` : ""}</>;
+    case "snapshot":
+      return <>Saved as it was before a forced undo or restore</>;
+  }
+  return <>{c.subject}</>;
+}
+
+/** A link to the prompt that made turn commit c (its session's log line). */
 function PromptLink({ c }: { c: JournalCommit }) {
   const line = promptLine(c);
-  if (!c.session_id || !line) return null;
+  if (c.kind !== "turn" || !c.session_id || !line) return null;
   const href = `/s/${c.session_id}?line=${line}`;
   return (
     <a
@@ -149,8 +176,7 @@ export function FileHistory({ cwd, path, setPath, known, sessionId }: { cwd: str
               <strong>{describe(v)}</strong> · {v.status === "D" ? "deleted" : v.status === "A" ? "created" : "changed"} · {when(v.time)}
               {v.blob ? ` · ${v.size} bytes` : ""}
               <br />
-              Made by <PromptLink c={v} />
-              {!promptLine(v) && <span class="muted">no prompt ({v.kind})</span>} · <CommitLink c={v}>open the commit</CommitLink>
+              <MadeBy c={v} /> · <CommitLink c={v}>open the commit</CommitLink>
             </p>
             {diff && <FileDiff path={diff.path} status={diff.status} diff={diff.diff} truncated={diff.truncated} binary={diff.binary} />}
           </div>
@@ -312,7 +338,7 @@ export function JournalSearch({ cwd, sessionId }: { cwd: string; sessionId: stri
             <li key={h.commit}>
               <p>
                 <CommitLink c={h}>
-                  <strong>{describe(h)}</strong> {h.subject.replace(/^turn \d+: /, "")}
+                  <strong>{describe(h)}</strong> {subjectOf(h)}
                 </CommitLink>{" "}
                 <span class="muted">
                   {when(h.time)} · session {short(h.session_id) || "—"}

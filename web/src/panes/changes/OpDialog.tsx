@@ -75,7 +75,12 @@ export function OpDialog({ spec, onClose, onDone }: { spec: OpSpec; onClose: () 
         {st.s === "loading" && <p class="muted" role="status">Working out what will change…</p>}
         {st.s === "error" && <p role="alert">{st.message}</p>}
         {(st.s === "preview" || st.s === "running") && <Preview intro={spec.intro} files={st.files} note={st.note} />}
-        {st.s === "failed" && st.f.kind === "conflicts" && <Conflicts list={st.f.conflicts} />}
+        {st.s === "failed" && st.f.kind === "conflicts" && (
+          <>
+            <Conflicts list={st.f.conflicts} />
+            <Preview intro="What it writes, as previewed (for the files listed above, what is there now is replaced, after the snapshot keeps it):" files={st.files} note={st.note} />
+          </>
+        )}
         {st.s === "failed" && st.f.kind === "refused" && (
           <p role="alert" class="cx-refused">
             Nothing was changed: {st.f.message}

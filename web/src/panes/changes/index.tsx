@@ -4,16 +4,15 @@
 // preview and a "Confirm"; a file's history across sessions, the journal's
 // branches and a full-text search of it (Explore.tsx).
 
-import { useSignalEffect } from "@preact/signals";
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { ApiError } from "../../lib/api";
 import { chipText, journalEdits, undoneSet, type SessionChanges, type TurnChanges } from "../../lib/journal";
-import { navigate, sessionInfo } from "../../state/app";
+import { navigate, route, sessionInfo } from "../../state/app";
 import { FileDiff } from "../../ui/DiffView";
 import type { PaneProps } from "../../ui/Panes";
 import "./changes.css";
 import { Branches, FileHistory, JournalSearch } from "./Explore";
-import { restorePreview, restoreTo, sessionChanges, undoSpecPreview, undoTurn } from "./journal-api";
+import { commitDiff, restorePreview, restoreTo, sessionChanges, undoSpecPreview, undoTurn } from "./journal-api";
 import { undoTarget } from "./model";
 import { OpDialog, type OpSpec } from "./OpDialog";
 
@@ -58,15 +57,14 @@ export default function ChangesPane({ sessionId, visible }: PaneProps) {
   };
 
   // Read when shown, and again after an undo or restore anywhere in the app.
-  useSignalEffect(() => {
-    journalEdits.value;
-    if (visible) load();
-  });
+  const edits = journalEdits.value;
   useEffect(() => {
     if (visible) load();
-  }, [visible, sessionId]);
+  }, [visible, sessionId, edits]);
 
   // Deep links: ?turn=N (from a chip), ?commit=sha, ?path= (a file's history).
+  // Reading the route subscribes this pane to navigations within it.
+  void route.value;
   useEffect(() => {
     if (!visible) return;
     const p = new URLSearchParams(location.search);
@@ -108,6 +106,7 @@ export default function ChangesPane({ sessionId, visible }: PaneProps) {
         </p>
       )}
       <div class="cx-body" hidden={tab !== "turns"}>
+        {data && cwd && focus?.commit && !data.turns.some((t) => t.commit.startsWith(focus.commit!)) && <OtherCommit cwd={cwd} commit={focus.commit} />}
         {data && <Turns data={data} sessionId={sessionId} cwd={cwd} focus={focus} onHistory={(p) => (setHistoryPath(p), setTab("history"))} />}
       </div>
       {cwd && tab === "history" && (
@@ -250,6 +249,7 @@ function TurnCard({
         </span>
         <span class="muted cx-time">{when(t.time)}</span>
       </div>
+      {(isTurn || (line > 0 && t.session_id)) && (
       <div class="cx-turnactions">
         {isTurn && isTarget && (
           <button type="button" onClick={onUndo}>
@@ -276,19 +276,57 @@ function TurnCard({
           </a>
         )}
       </div>
+      )}
       {open && (
         <div class="cx-diffs">
           {t.diffs.length === 0 && <p class="muted">No files.</p>}
           {t.diffs.map((d) => (
             <div key={d.path} class="cx-file">
               <FileDiff path={d.path} status={d.status} diff={d.diff} truncated={d.truncated} binary={d.binary} open={t.diffs.length <= 8} />
-              <button type="button" class="mini cx-hist" onClick={() => onHistory(d.path)} aria-label={`History of ${d.path}`}>
-                History
+              <button type="button" class="linklike cx-hist" onClick={() => onHistory(d.path)}>
+                History of {d.path}
               </button>
             </div>
           ))}
         </div>
       )}
     </li>
+  );
+}
+
+/** A commit of the journal that is not one of this session's turns (a baseline, a snapshot, another session's), opened by a link. */
+function OtherCommit({ cwd, commit }: { cwd: string; commit: string }) {
+  const [c, setC] = useState<TurnChanges | null>(null);
+  const [err, setErr] = useState<string | null>(null);
+  useEffect(() => {
+    let live = true;
+    setC(null);
+    setErr(null);
+    commitDiff(cwd, commit).then(
+      (r) => live && setC(r),
+      (e) => live && setErr((e as Error).message),
+    );
+    return () => {
+      live = false;
+    };
+  }, [cwd, commit]);
+  if (err) return <p role="alert">Commit {commit}: {err}</p>;
+  if (!c) return <p class="muted">Reading commit {commit}…</p>;
+  return (
+    <section class="cx-turn focused cx-other" aria-label={`Commit ${commit}`}>
+      <div class="cx-turnhead">
+        <span class="cx-label">{c.kind ?? "commit"}</span>
+        <span class="cx-chip">{chipText(c.diffs)}</span>
+        <span class="cx-subject" title={c.subject}>
+          {c.subject}
+        </span>
+        <span class="muted cx-time">{when(c.time)}</span>
+      </div>
+      <div class="cx-diffs">
+        {c.diffs.map((d) => (
+          <FileDiff key={d.path} path={d.path} status={d.status} diff={d.diff} truncated={d.truncated} binary={d.binary} />
+        ))}
+      </div>
+    </section>
   );
 }
