@@ -113,6 +113,10 @@ e2e('turn chips, undo with a preview, and the 409 path', async () => {
   await turn1.getByRole('button', { name: 'Undo turn', exact: true }).click();
   const dialog1 = page.getByRole('dialog', { name: 'Undo turn 1', exact: true });
   await dialog1.getByRole('list', { name: 'Files that will change', exact: true }).waitFor({ timeout: STEP_MS });
+  // The preview already knows: it names the file and shows the hand edit as what goes.
+  await waitText(dialog1, /Changed since the turn: edit-a\.txt\./);
+  await waitText(dialog1, /changed by hand/);
+  await screenshots(page, 'changes-undo-changed-since');
   await dialog1.getByRole('button', { name: 'Confirm', exact: true }).click();
   const conflicts = dialog1.getByRole('list', { name: 'Conflicting files', exact: true });
   await conflicts.waitFor({ timeout: STEP_MS });

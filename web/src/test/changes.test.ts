@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ApiError } from "../lib/api";
 import { chipText, promptLine, type TurnChanges } from "../lib/journal";
 import { parsePatch } from "../lib/patch";
-import { opFailure, restoreCandidates, reverseDiff, reverseFileDiff, turnByNumber, undoPreview, undoTarget, versionDiff } from "../panes/changes/model";
+import { opFailure, restoreCandidates, reverseDiff, reverseFileDiff, turnByNumber, undoPreview, undoPreviewNow, undoTarget, versionDiff, type UndoFileState } from "../panes/changes/model";
 
 const modified = `diff --git a/a.txt b/a.txt
 index 1111111..2222222 100644
@@ -97,6 +97,35 @@ describe("undoPreview", () => {
     const p = undoPreview(t);
     expect(p.map((d) => `${d.status} ${d.path} +${d.additions} -${d.deletions}`)).toEqual(["M a.txt +1 -2", "D c.txt +0 -2", "A gone.txt +4 -0"]);
     expect(reverseFileDiff(p[1]).status).toBe("A");
+  });
+});
+
+describe("undoPreviewNow", () => {
+  const make = (p: string, a: string, b: string) => createTwoFilesPatch("a/" + p, "b/" + p, a, b, "", "", { context: 3 });
+  const text = (t: string) => ({ kind: "text" as const, text: t });
+  it("keeps the turned diff for files as the turn left them, and diffs the others from now, naming them", () => {
+    const t = turn("c1", 1, {
+      diffs: [
+        { path: "a.txt", status: "M", additions: 2, deletions: 1, diff: modified },
+        { path: "c.txt", status: "A", additions: 2, deletions: 0, diff: created },
+      ],
+    });
+    const states = new Map<string, UndoFileState>([
+      ["a.txt", { now: text("one\ndeux\nzwei\nthree\n"), after: text("one\ndeux\nzwei\nthree\n") }],
+      ["c.txt", { now: text("by hand\n"), after: text("hello\nworld"), before: { kind: "absent" } }],
+    ]);
+    const { files, changedSince } = undoPreviewNow(t, states, make);
+    expect(changedSince).toEqual(["c.txt"]);
+    expect(files[0]).toMatchObject({ path: "a.txt", status: "M", additions: 1, deletions: 2 });
+    expect(files[0].diff).toBe(reverseDiff(modified));
+    // c.txt: what is there now ("by hand") is removed, not the turn's text.
+    expect(files[1]).toMatchObject({ path: "c.txt", status: "D", additions: 0, deletions: 1 });
+    expect(parsePatch(files[1].diff).files[0].hunks[0].lines.map((l) => l.kind + ":" + l.text)).toEqual(["del:by hand"]);
+  });
+  it("a file already back as before the turn is named, with nothing to write", () => {
+    const t = turn("c1", 1, { diffs: [{ path: "a.txt", status: "M", additions: 1, deletions: 1, diff: modified }] });
+    const states = new Map<string, UndoFileState>([["a.txt", { now: text("old\n"), after: text("new\n"), before: text("old\n") }]]);
+    expect(undoPreviewNow(t, states, make)).toEqual({ files: [], changedSince: ["a.txt"] });
   });
 });
 

@@ -14,15 +14,15 @@ export interface OpSpec {
   /** What the operation does, in a sentence, above the preview. */
   intro: string;
   /** Computes the preview (files and diffs that will be applied). */
-  preview: () => Promise<{ files: JournalFileDiff[]; note?: string }>;
+  preview: () => Promise<{ files: JournalFileDiff[]; note?: string; warn?: string }>;
   /** Runs it; force after the user chose the forced path. */
   run: (force: boolean) => Promise<OpResult>;
 }
 
 type State =
   | { s: "loading" }
-  | { s: "preview"; files: JournalFileDiff[]; note?: string }
-  | { s: "running"; files: JournalFileDiff[]; note?: string; force: boolean }
+  | { s: "preview"; files: JournalFileDiff[]; note?: string; warn?: string }
+  | { s: "running"; files: JournalFileDiff[]; note?: string; warn?: string; force: boolean }
   | { s: "failed"; f: OpFailure; files: JournalFileDiff[]; note?: string }
   | { s: "done"; r: OpResult; forced: boolean }
   | { s: "error"; message: string };
@@ -35,7 +35,7 @@ export function OpDialog({ spec, onClose, onDone }: { spec: OpSpec; onClose: () 
   useEffect(() => {
     let live = true;
     spec.preview().then(
-      (p) => live && setSt({ s: "preview", files: p.files, note: p.note }),
+      (p) => live && setSt({ s: "preview", files: p.files, note: p.note, warn: p.warn }),
       (e) => live && setSt({ s: "error", message: "The preview could not be computed: " + (e as Error).message }),
     );
     head.current?.focus();
@@ -55,7 +55,8 @@ export function OpDialog({ spec, onClose, onDone }: { spec: OpSpec; onClose: () 
   const go = async (force: boolean) => {
     if (st.s !== "preview" && st.s !== "failed") return;
     const { files, note } = st;
-    setSt({ s: "running", files, note, force });
+    const warn = st.s === "preview" ? st.warn : undefined;
+    setSt({ s: "running", files, note, warn, force });
     try {
       const r = await spec.run(force);
       setSt({ s: "done", r, forced: force });
@@ -74,7 +75,7 @@ export function OpDialog({ spec, onClose, onDone }: { spec: OpSpec; onClose: () 
         </h2>
         {st.s === "loading" && <p class="muted" role="status">Working out what will change…</p>}
         {st.s === "error" && <p role="alert">{st.message}</p>}
-        {(st.s === "preview" || st.s === "running") && <Preview intro={spec.intro} files={st.files} note={st.note} />}
+        {(st.s === "preview" || st.s === "running") && <Preview intro={spec.intro} files={st.files} note={st.note} warn={st.warn} />}
         {st.s === "failed" && st.f.kind === "conflicts" && (
           <>
             <Conflicts list={st.f.conflicts} />
@@ -112,10 +113,11 @@ export function OpDialog({ spec, onClose, onDone }: { spec: OpSpec; onClose: () 
   );
 }
 
-function Preview({ intro, files, note }: { intro: string; files: JournalFileDiff[]; note?: string }) {
+function Preview({ intro, files, note, warn }: { intro: string; files: JournalFileDiff[]; note?: string; warn?: string }) {
   return (
     <div class="cx-preview">
       <p>{intro}</p>
+      {warn && <p class="cx-warn">{warn}</p>}
       {files.length === 0 ? (
         <p class="muted">No file would change.</p>
       ) : (

@@ -156,7 +156,7 @@ function Turns({
     setOp({
       title: `Undo turn ${t.turn_number}`,
       intro: `Puts back every file turn ${t.turn_number} changed as it was before the turn (files it created are removed). This is what will be written:`,
-      preview: async () => undoSpecPreview(t),
+      preview: () => undoSpecPreview(cwd, t),
       run: (force) => undoTurn(sessionId, cwd, t, force),
     });
   const restore = (t: TurnChanges) =>

@@ -4,7 +4,7 @@
 import { createTwoFilesPatch } from "diff";
 import { ApiError, get, post, q } from "../../lib/api";
 import type { JournalCommit, JournalFileDiff, SessionChanges, TurnChanges } from "../../lib/journal";
-import { restoreCandidates, undoPreview, undoTarget, versionDiff, type OpResult, type Version } from "./model";
+import { restoreCandidates, sameVersion, undoPreview, undoPreviewNow, undoTarget, versionDiff, type OpResult, type UndoFileState, type Version } from "./model";
 
 export const sessionChanges = (id: string) => get<SessionChanges>(`/api/sessions/${q(id)}/changes`);
 
@@ -78,8 +78,26 @@ export async function restorePreview(cwd: string, turn: TurnChanges, commit: str
   return { files, note };
 }
 
-export function undoSpecPreview(turn: TurnChanges) {
-  return { files: undoPreview(turn) };
+/**
+ * The undo's preview: the turn's diff turned around, checked against the
+ * files on disk (a file changed since the turn shows what the undo would
+ * write over it, and is named: the journal refuses until forced).
+ */
+export async function undoSpecPreview(cwd: string, turn: TurnChanges): Promise<{ files: JournalFileDiff[]; warn?: string }> {
+  if (turn.diffs.length > MAX_PREVIEW_FILES || !turn.parents[0]) return { files: undoPreview(turn) };
+  const states = new Map<string, UndoFileState>();
+  await pool(turn.diffs, 6, async (d) => {
+    const [now, after] = await Promise.all([diskVersion(cwd, d.path), journalVersion(cwd, turn.commit, d.path)]);
+    const st: UndoFileState = { now, after };
+    if (!sameVersion(now, after)) st.before = await journalVersion(cwd, turn.parents[0], d.path);
+    states.set(d.path, st);
+  });
+  const { files, changedSince } = undoPreviewNow(turn, states, makePatch);
+  if (changedSince.length === 0) return { files };
+  return {
+    files,
+    warn: `Changed since the turn: ${changedSince.join(", ")}. The journal will stop before writing anything and name ${changedSince.length === 1 ? "it" : "them"}; you can then overwrite after a snapshot.`,
+  };
 }
 
 /**

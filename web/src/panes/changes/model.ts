@@ -118,6 +118,46 @@ export function undoPreview(turn: TurnChanges): JournalFileDiff[] {
   return turn.diffs.map(reverseFileDiff);
 }
 
+/** A file of a turn: now on disk, as the turn left it, as it was before the turn. */
+export interface UndoFileState {
+  now: Version;
+  after: Version;
+  before?: Version;
+}
+
+/** Whether two versions are known to be the same (an opaque one counts as the same: it cannot be told). */
+export function sameVersion(a: Version, b: Version): boolean {
+  if (a.kind === "opaque" || b.kind === "opaque") return true;
+  if (a.kind === "absent" || b.kind === "absent") return a.kind === b.kind;
+  return a.text === b.text;
+}
+
+/**
+ * The undo's preview against the files as they are now: a file still as the
+ * turn left it shows the turn's diff turned around; one changed since (listed
+ * in changedSince: the journal will refuse until forced) shows what writing
+ * its version from before the turn over what is there now changes.
+ */
+export function undoPreviewNow(
+  turn: TurnChanges,
+  states: Map<string, UndoFileState>,
+  make: (path: string, a: string, b: string) => string,
+): { files: JournalFileDiff[]; changedSince: string[] } {
+  const files: JournalFileDiff[] = [];
+  const changedSince: string[] = [];
+  for (const d of turn.diffs) {
+    const st = states.get(d.path);
+    if (!st || sameVersion(st.now, st.after) || !st.before) {
+      files.push(reverseFileDiff(d));
+      continue;
+    }
+    changedSince.push(d.path);
+    const vd = versionDiff(d.path, st.now, st.before, make);
+    if (vd) files.push(vd);
+  }
+  return { files, changedSince };
+}
+
 /**
  * The paths a whole-tree restore to the state before turn may change, as far
  * as the journal knows: every file any commit made at or after the turn
