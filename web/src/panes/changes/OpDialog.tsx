@@ -47,6 +47,23 @@ export function OpDialog({ spec, onClose, onDone }: { spec: OpSpec; onClose: () 
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       if (e.key === "Escape" && st.s !== "running") onClose();
+      // Tab stays in the dialog (it is modal).
+      if (e.key === "Tab" && box.current) {
+        const all = Array.from(box.current.querySelectorAll<HTMLElement>("button:not([disabled]), a[href], summary, [tabindex]:not([tabindex='-1'])"));
+        if (all.length === 0) return;
+        const first = all[0];
+        const last = all[all.length - 1];
+        if (!box.current.contains(document.activeElement)) {
+          e.preventDefault();
+          first.focus();
+        } else if (e.shiftKey && document.activeElement === first) {
+          e.preventDefault();
+          last.focus();
+        } else if (!e.shiftKey && document.activeElement === last) {
+          e.preventDefault();
+          first.focus();
+        }
+      }
     };
     addEventListener("keydown", onKey);
     return () => removeEventListener("keydown", onKey);

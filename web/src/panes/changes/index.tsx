@@ -105,22 +105,22 @@ export default function ChangesPane({ sessionId, visible }: PaneProps) {
           The journal could not be read: {err}
         </p>
       )}
-      <div class="cx-body" hidden={tab !== "turns"}>
+      <div class="cx-body" role="tabpanel" aria-label="Turns" hidden={tab !== "turns"}>
         {data && cwd && focus?.commit && !data.turns.some((t) => t.commit.startsWith(focus.commit!)) && <OtherCommit cwd={cwd} commit={focus.commit} />}
         {data && <Turns data={data} sessionId={sessionId} cwd={cwd} focus={focus} onHistory={(p) => (setHistoryPath(p), setTab("history"))} />}
       </div>
       {cwd && tab === "history" && (
-        <div class="cx-body">
+        <div class="cx-body" role="tabpanel" aria-label="File history">
           <FileHistory cwd={cwd} path={historyPath} setPath={setHistoryPath} known={knownPaths(data)} sessionId={sessionId} />
         </div>
       )}
       {cwd && tab === "branches" && (
-        <div class="cx-body">
+        <div class="cx-body" role="tabpanel" aria-label="Branches">
           <Branches cwd={cwd} sessionId={sessionId} />
         </div>
       )}
       {cwd && tab === "search" && (
-        <div class="cx-body">
+        <div class="cx-body" role="tabpanel" aria-label="Search">
           <JournalSearch cwd={cwd} sessionId={sessionId} />
         </div>
       )}
