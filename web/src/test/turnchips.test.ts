@@ -69,7 +69,7 @@ describe("TurnJournal", () => {
     await vi.advanceTimersByTimeAsync(120_000);
     const n = calls.length;
     expect(n).toBeGreaterThan(1);
-    expect(n).toBeLessThanOrEqual(6);
+    expect(n).toBeLessThanOrEqual(7);
     await vi.advanceTimersByTimeAsync(120_000);
     expect(calls.length).toBe(n);
   });

@@ -19,7 +19,7 @@ export interface Chip {
 }
 
 /** Waits between the reads that follow a turn's end (ms). */
-const RETRIES = [300, 700, 1500, 3000, 6000];
+const RETRIES = [300, 700, 1500, 3000, 6000, 12000];
 
 export class TurnJournal {
   /** Chips by the prompt's log line. */
