@@ -6,10 +6,13 @@ import { useEffect, useState } from "preact/hooks";
 import { fmtCost, fmtDuration, fmtTokens } from "../lib/format";
 import type { Block, ToolResult } from "../state/session";
 import { LiveMarkdown } from "./Markdown";
+import { TurnChip, type TurnJournal } from "./TurnChips";
 
 export interface BlockActions {
   fork?: (line: number) => void;
   favourite?: (line: number) => void;
+  /** The journal's turn chips, shown under each prompt. */
+  turns?: TurnJournal;
 }
 
 export const BlockView = memo(function BlockView({ b, actions }: { b: Block; actions: BlockActions }) {
@@ -17,6 +20,7 @@ export const BlockView = memo(function BlockView({ b, actions }: { b: Block; act
   return (
     <div class={`bw bw-${b.kind}`} data-sid={b.sid} data-line={b.line || undefined} tabIndex={b.sid ? 0 : undefined}>
       <BlockBody b={b} />
+      {b.kind === "user" && actions.turns && <TurnChip journal={actions.turns} line={b.line} />}
       {extra.map((sid) => (
         <span key={sid} hidden data-sid={sid} />
       ))}

@@ -16,6 +16,8 @@ import { stopText } from "../state/session";
 import type { ConnState } from "../state/socket";
 import { BlockView, type BlockActions } from "./Blocks";
 import { Composer, type ExecResult } from "./Composer";
+import { journalEdits } from "../lib/journal";
+import { TurnJournal } from "./TurnChips";
 import { PermissionCard } from "./Permission";
 
 /** Pages (of 50 blocks) rendered at first; earlier ones come on demand. */
@@ -61,8 +63,25 @@ function Conversation({ live }: { live: LiveSession }) {
     }
   };
 
+  // The turn chips: read once the log is in, again when a turn ends (the
+  // result frame ends agent_running) or the journal is edited elsewhere.
+  const turns = useMemo(() => new TurnJournal(live.id), [live]);
+  const wasRunning = useRef(false);
+  useSignalEffect(() => {
+    const running = s.agentRunning.value;
+    if (live.loading.value) return;
+    if (wasRunning.current && !running) turns.turnEnded();
+    wasRunning.current = running;
+  });
+  useSignalEffect(() => {
+    journalEdits.value;
+    if (!live.loading.value) turns.refresh();
+  });
+  useEffect(() => () => turns.cancel(), [turns]);
+
   const actions: BlockActions = useMemo(
     () => ({
+      turns,
       fork: (line: number) => fork(line),
       favourite: async (line: number) => {
         try {
@@ -489,6 +508,21 @@ function Transcript({ live, actions }: { live: LiveSession; actions: BlockAction
       ro.disconnect();
     };
   }, []);
+
+  // ?line=N (a link from the journal to the prompt of a turn): show that line.
+  const loaded = !live.loading.value;
+  useEffect(() => {
+    const line = Number(new URLSearchParams(location.search).get("line"));
+    if (!loaded || !line) return;
+    setShown(Number.MAX_SAFE_INTEGER);
+    requestAnimationFrame(() => {
+      const el = scroller.current?.querySelector<HTMLElement>(`[data-sid="${live.id}:${line}"]`);
+      if (!el) return;
+      atBottom.current = false;
+      el.scrollIntoView({ block: "center" });
+      el.focus({ preventScroll: true });
+    });
+  }, [loaded, location.search]);
 
   const showEarlier = () => {
     const el = scroller.current;

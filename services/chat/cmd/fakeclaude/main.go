@@ -58,6 +58,11 @@
 //	WRITE_FILE        the same with Write to /tmp/hello.txt and setMode
 //	                  acceptEdits + addDirectories suggestions (nothing is
 //	                  written; acceptEdits mode allows it without asking)
+//	EDIT_THREE [n] [after=<path>]
+//	                  writes edit-a.txt and edit-b.txt (Write) and edit-c.txt
+//	                  (a Bash command run by sh) in its working directory,
+//	                  each "<name> version <n>", without asking; with after=,
+//	                  once that file exists (edits.go)
 //	IGNORE_INTERRUPT  streams a chunk every FAKECLAUDE_DELAY for up to a
 //	                  minute and never answers interrupt; SIGINT kills it
 //	IGNORE_SIGINT     the same, and SIGINT is ignored too (only SIGKILL works)
