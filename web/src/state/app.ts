@@ -42,19 +42,21 @@ export interface Route {
   view: "session" | "new" | "home" | "pane";
   /** The pane shown: a session's pane when view is "session", a global one when "pane". */
   pane: PaneName;
+  /** The query string ("" or "?a=b"): a pane's deep link (a file and line, a turn, a section). */
+  search: string;
 }
 
-export const route = signal<Route>(parseRoute(location.pathname));
+export const route = signal<Route>(parseRoute(location.pathname, location.search));
 /** The session the session panes open when no session is in the path (the last one seen). */
 export const lastSession = signal<string | null>(route.peek().session);
 
-export function parseRoute(path: string): Route {
+export function parseRoute(path: string, search = ""): Route {
   let m = /^\/s\/([A-Z2-7]{10,40})(?:\/(terminal|files|changes|git))?\/?$/.exec(path);
-  if (m) return { session: m[1], view: "session", pane: (m[2] as PaneName) ?? "chat" };
+  if (m) return { session: m[1], view: "session", pane: (m[2] as PaneName) ?? "chat", search };
   m = /^\/(costs|sql|settings)\/?$/.exec(path);
-  if (m) return { session: null, view: "pane", pane: m[1] as PaneName };
-  if (path === "/new") return { session: null, view: "new", pane: "chat" };
-  return { session: null, view: "home", pane: "chat" };
+  if (m) return { session: null, view: "pane", pane: m[1] as PaneName, search };
+  if (path === "/new") return { session: null, view: "new", pane: "chat", search };
+  return { session: null, view: "home", pane: "chat", search };
 }
 
 /** The path of a pane: a session pane of session (or of the last one seen), or a global pane. */
@@ -64,23 +66,22 @@ export function panePath(pane: PaneName, session: string | null = route.peek().s
   return pane === "chat" ? `/s/${session}` : `/s/${session}/${pane}`;
 }
 
-function setRoute(path: string) {
-  const r = parseRoute(path);
+function setRoute(path: string, search: string) {
+  const r = parseRoute(path, search);
   route.value = r;
   if (r.session) lastSession.value = r.session;
 }
 
 /** Goes to path (pushState, or replaceState with replace); the query string is kept as given. */
 export function navigate(path: string, replace = false) {
-  const [pathname] = path.split(/[?#]/);
-  if (location.pathname + location.search !== path) {
+  if (location.pathname + location.search + location.hash !== path) {
     if (replace) history.replaceState(null, "", path);
     else history.pushState(null, "", path);
   }
-  setRoute(pathname);
+  setRoute(location.pathname, location.search);
   drawerOpen.value = false;
 }
-addEventListener("popstate", () => setRoute(location.pathname));
+addEventListener("popstate", () => setRoute(location.pathname, location.search));
 
 /** The command palette (Ctrl/⌘+K) and the shortcuts sheet (?). */
 export const paletteOpen = signal(false);
