@@ -390,9 +390,13 @@ func playTurn(t *testing.T, prompt string, env []string) ([]string, time.Duratio
 	fc := startFake(t, argv, env)
 	fc.write(t, []byte(`{"type":"control_request","request_id":"init-1","request":{"subtype":"initialize"}}`))
 	msg, _ := json.Marshal(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": prompt}})
+	// The time from the prompt to the last message: it holds every pause the
+	// fake made, however late this reader saw the first message (measured
+	// between the first and last receipt, a late first read shortened it).
+	start := time.Now()
 	fc.write(t, msg)
 	var texts []string
-	var first, last time.Time
+	var last time.Time
 	for {
 		fc.next(t)
 		line := fc.got[len(fc.got)-1]
@@ -410,14 +414,11 @@ func playTurn(t *testing.T, prompt string, env []string) ([]string, time.Duratio
 			}
 			texts = append(texts, m.Message.Content[0].Text)
 			last = time.Now()
-			if first.IsZero() {
-				first = last
-			}
 		case "result/success":
 			if code := fc.finish(t); code != 0 {
 				t.Fatalf("exit %d, stderr %s", code, fc.stderr)
 			}
-			return texts, last.Sub(first)
+			return texts, last.Sub(start)
 		case "result":
 			t.Fatalf("result without success: %s", line)
 		}
