@@ -59,8 +59,13 @@ export function parseRoute(path: string, search = ""): Route {
   return { session: null, view: "home", pane: "chat", search };
 }
 
-/** The path of a pane: a session pane of session (or of the last one seen), or a global pane. */
-export function panePath(pane: PaneName, session: string | null = route.peek().session ?? lastSession.peek()): string | null {
+/** The session the session panes open from a global pane: the last one seen, else the most recent. */
+export function paneSession(): string | null {
+  return route.value.session ?? lastSession.value ?? sessions.value[0]?.session_id ?? null;
+}
+
+/** The path of a pane: a session pane of session (or of the last or most recent one), or a global pane. */
+export function panePath(pane: PaneName, session: string | null = paneSession()): string | null {
   if (GLOBAL_PANES.includes(pane)) return "/" + pane;
   if (!session) return null;
   return pane === "chat" ? `/s/${session}` : `/s/${session}/${pane}`;

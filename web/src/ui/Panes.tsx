@@ -7,7 +7,7 @@
 
 import type { ComponentType } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
-import { GLOBAL_PANES, lastSession, navigate, PANE_LABELS, panePath, route, SESSION_PANES, type PaneName } from "../state/app";
+import { GLOBAL_PANES, navigate, paneSession, PANE_LABELS, panePath, route, SESSION_PANES, type PaneName } from "../state/app";
 import { SessionView } from "./Conversation";
 
 /** What every pane gets: its session (session panes; null for the others) and whether it is shown. */
@@ -62,7 +62,7 @@ function ChatPane({ sessionId }: PaneProps) {
 export function PaneNav() {
   const r = route.value;
   const cur = r.view === "session" || r.view === "pane" ? r.pane : null;
-  const sess = r.session ?? lastSession.value;
+  const sess = paneSession();
   const nav = useRef<HTMLElement>(null);
   // On a phone the links scroll sideways: keep the open one in sight.
   useEffect(() => {
