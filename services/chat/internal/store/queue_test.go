@@ -59,11 +59,11 @@ func TestQueueOrderFrontCancelDequeue(t *testing.T) {
 	if got := queueContents(t, s, sess.ID); len(got) != 2 || got[0] != "c" || got[1] != "b" {
 		t.Fatalf("queue %v, want c b", got)
 	}
-	q, m, ok, err := s.DequeueAppend(ctx, sess.ID, true, 0)
+	q, m, ok, err := s.DequeueAppend(ctx, sess.ID, true, 0, "")
 	if err != nil || !ok || q.Content != "c" || m.Line != 2 || m.Kind != store.KindUserPrompt {
 		t.Fatalf("DequeueAppend = %+v %+v %v %v, want c at line 2", q, m, ok, err)
 	}
-	q, m, ok, err = s.DequeueAppend(ctx, sess.ID, false, 0)
+	q, m, ok, err = s.DequeueAppend(ctx, sess.ID, false, 0, "")
 	if err != nil || !ok || q.Content != "b" || len(q.Images) != 1 || m.Line != 3 {
 		t.Fatalf("second DequeueAppend = %+v %+v %v %v", q, m, ok, err)
 	}
@@ -72,7 +72,7 @@ func TestQueueOrderFrontCancelDequeue(t *testing.T) {
 	if len(msgs) != 1 || jsonUnmarshal(msgs[0].Payload, &stored) != nil || stored.Content != "b" || len(stored.Images) != 1 || stored.Role != "user" {
 		t.Fatalf("stored prompt %+v", msgs)
 	}
-	if _, _, ok, err := s.DequeueAppend(ctx, sess.ID, false, 0); ok || err != nil {
+	if _, _, ok, err := s.DequeueAppend(ctx, sess.ID, false, 0, ""); ok || err != nil {
 		t.Fatalf("DequeueAppend of an empty queue: %v %v", ok, err)
 	}
 	if got, _ := s.Get(ctx, sess.ID); !got.ProviderLocked {
