@@ -3,9 +3,9 @@
 // its hashed assets, the login page's stylesheet, the manifest and the icons.
 // API answers and sockets are never cached: they always come from the server.
 // Each build has its own cache, so an update never mixes old and new code.
-const VERSION = "6d9991952dea";
+const VERSION = "224edb377443";
 const CACHE = "svc-code-shell-" + VERSION;
-const ASSETS = ["/assets/c-DaO8xguW.js","/assets/css-C8fQr_0Q.js","/assets/diff-woXpYk--.js","/assets/dist-BnNHgah5.js","/assets/dist-C30F4iNc.js","/assets/dockerfile-IyjqRm3v.js","/assets/github-dark-C-LZuMrd.js","/assets/github-light-EUqPIrTm.js","/assets/go-rLFTqkRN.js","/assets/html-wSbaAAK3.js","/assets/index-AwCc-bKe.js","/assets/index-BeiDL_81.css","/assets/java-BXcb2rRD.js","/assets/javascript-BgS3c2Ky.js","/assets/json-qhed-kSA.js","/assets/jsx-Bz0zcwM4.js","/assets/libesm-BerQVe3w.js","/assets/makefile-Dixweg8N.js","/assets/markdown-BYOwaDjH.js","/assets/python-gzcpVVnB.js","/assets/rust-DpiIf5JO.js","/assets/shellscript-CLZ0U2zV.js","/assets/sql-CEbI0hMM.js","/assets/toml-CcmNWLt0.js","/assets/tsx-udAQXfEw.js","/assets/typescript-bsJCZSQ-.js","/assets/yaml-rwi0_p6S.js"];
+const ASSETS = ["/assets/c-DaO8xguW.js","/assets/css-C8fQr_0Q.js","/assets/diff-woXpYk--.js","/assets/dist-BnNHgah5.js","/assets/dist-C30F4iNc.js","/assets/dockerfile-IyjqRm3v.js","/assets/github-dark-C-LZuMrd.js","/assets/github-light-EUqPIrTm.js","/assets/go-rLFTqkRN.js","/assets/html-wSbaAAK3.js","/assets/index-BQTN2_x9.css","/assets/index-BZ_Wuizc.js","/assets/java-BXcb2rRD.js","/assets/javascript-BgS3c2Ky.js","/assets/json-qhed-kSA.js","/assets/jsx-Bz0zcwM4.js","/assets/libesm-BerQVe3w.js","/assets/makefile-Dixweg8N.js","/assets/markdown-BYOwaDjH.js","/assets/python-gzcpVVnB.js","/assets/rust-DpiIf5JO.js","/assets/shellscript-CLZ0U2zV.js","/assets/sql-CEbI0hMM.js","/assets/toml-CcmNWLt0.js","/assets/tsx-udAQXfEw.js","/assets/typescript-bsJCZSQ-.js","/assets/yaml-rwi0_p6S.js"];
 const SHELL = ["/", "/static/css/login.css", "/manifest.json", "/instance-icons/default.svg", "/instance-icons/icon-192.png", "/instance-icons/icon-512.png"];
 
 self.addEventListener("install", (event) => {
