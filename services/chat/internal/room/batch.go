@@ -221,7 +221,10 @@ func (a *appender) takeLocked() []*appendReq {
 // happened: each message has its key, and one already stored is returned
 // as it is, not stored again.
 func (a *appender) store(batch []*appendReq) {
-	ctx, cancel := context.WithTimeout(context.Background(), appendTimeout)
+	// Tries start within appendTimeout; the last one has minAppendTry
+	// more to finish.
+	retryUntil := time.Now().Add(appendTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), appendTimeout+minAppendTry)
 	defer cancel()
 	items := make([]store.Append, len(batch))
 	for i, r := range batch {
@@ -233,6 +236,9 @@ func (a *appender) store(batch []*appendReq) {
 		unsure = unsure || !store.NotSent(err)
 		if a.down != nil {
 			a.down(err)
+		}
+		if time.Until(retryUntil) < delay {
+			break
 		}
 		t := time.NewTimer(delay)
 		select {
@@ -273,8 +279,13 @@ func (a *appender) storeOne(ctx context.Context, item store.Append) appendRes {
 }
 
 // appendRetryDelay is the first wait before a batch is tried again after
-// a transient failure; it doubles up to a second.
+// a transient failure; it doubles up to a second. minAppendTry is the time
+// the last try, started before appendTimeout, has to finish (less would
+// cut it short with its own statement timeout, a failure that is not the
+// outage's).
 var appendRetryDelay = 50 * time.Millisecond
+
+const minAppendTry = time.Second
 
 // rolledBack reports whether a failed batch surely stored nothing: the
 // server refused a statement (the implicit transaction is rolled back), or

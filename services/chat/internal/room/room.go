@@ -809,7 +809,11 @@ func (r *Room) pump(p agent.Provider, providerSessionID, providerName string) {
 			for _, e := range run {
 				if e.SessionID != "" && e.SessionID != providerSessionID {
 					providerSessionID = e.SessionID
-					if _, err := st.SetProviderSessionID(ctx, r.id, e.SessionID); err != nil {
+					sid := e.SessionID
+					if err := r.m.retryStore(ctx, true, func(ctx context.Context) error {
+						_, err := st.SetProviderSessionID(ctx, r.id, sid)
+						return err
+					}); err != nil {
 						log.ErrorContext(ctx, "store provider session id", "err", err)
 					}
 				}
@@ -990,7 +994,15 @@ func (r *Room) recordTurn(ctx context.Context, costUSD float64) {
 	r.running, r.compacting = false, false
 	r.mu.Unlock()
 	r.stateChanged()
-	sess, err := r.m.cfg.Store.RecordTurn(ctx, r.id, costUSD)
+	// Tried again while PostgreSQL cannot be reached, but only when the
+	// try surely changed nothing: a turn counted twice is worse than one
+	// left uncounted.
+	var sess store.Session
+	err := r.m.retryStore(ctx, false, func(ctx context.Context) error {
+		var err error
+		sess, err = r.m.cfg.Store.RecordTurn(ctx, r.id, costUSD)
+		return err
+	})
 	if err != nil {
 		r.m.log.ErrorContext(ctx, "record turn", "session_id", r.id, "err", err)
 	}

@@ -109,12 +109,14 @@ func (m *Manager) sendAll(f Frame) {
 // retryStore runs fn until it succeeds, fails otherwise than with
 // PostgreSQL unreachable (store.Unavailable), or storeRetryFor has passed
 // (or ctx ends, or the Manager closes), and returns its last error. fn is
-// called with a context that ends with that window. Only what is safe to
+// called with a context that ends minAppendTry after that window (the
+// time the last try has to finish). Only what is safe to
 // run twice goes through here (a read, a write by a key of its own); with
 // safe false, fn is tried again only when it surely changed nothing
 // (store.NotSent).
 func (m *Manager) retryStore(ctx context.Context, safe bool, fn func(context.Context) error) error {
-	ctx, cancel := context.WithTimeout(ctx, storeRetryFor)
+	retryUntil := time.Now().Add(storeRetryFor)
+	ctx, cancel := context.WithTimeout(ctx, storeRetryFor+minAppendTry)
 	defer cancel()
 	delay := appendRetryDelay
 	for {
@@ -127,7 +129,7 @@ func (m *Manager) retryStore(ctx context.Context, safe bool, fn func(context.Con
 			return err
 		}
 		m.storageFailed(err)
-		if !safe && !store.NotSent(err) || m.closing.Load() {
+		if !safe && !store.NotSent(err) || m.closing.Load() || time.Until(retryUntil) < delay {
 			return err
 		}
 		t := time.NewTimer(delay)

@@ -140,3 +140,38 @@ func TestForkAt(t *testing.T) {
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// EnqueueAs and DequeueAppend with a key are safe to call again after a
+// failure that hid whether they committed: the prompt is queued once,
+// taken from the queue once, logged once.
+func TestQueueRetriesAreIdempotent(t *testing.T) {
+	s := mustStore(t)
+	ctx := context.Background()
+	sess := mustCreate(t, s, store.NewSession{})
+	id := store.NewID()
+	for range 2 {
+		if _, err := s.EnqueueAs(ctx, id, sess.ID, "once", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Enqueue(ctx, sess.ID, "next", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := queueContents(t, s, sess.ID); len(got) != 2 || got[0] != "once" {
+		t.Fatalf("queue %v, want [once next]", got)
+	}
+	key := store.NewAppendKey()
+	for i := range 2 {
+		q, m, ok, err := s.DequeueAppend(ctx, sess.ID, false, 0, key)
+		if err != nil || !ok || q.Content != "once" || m.Line != 1 {
+			t.Fatalf("DequeueAppend try %d = %+v %+v %v %v, want \"once\" on line 1", i, q, m, ok, err)
+		}
+	}
+	if got := queueContents(t, s, sess.ID); len(got) != 1 || got[0] != "next" {
+		t.Fatalf("queue after the dequeue and its retry: %v, want [next]", got)
+	}
+	msgs, err := s.Messages(ctx, sess.ID, 0, 10)
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("log %+v, %v; want the one prompt", msgs, err)
+	}
+}
