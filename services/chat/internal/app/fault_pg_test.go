@@ -589,3 +589,76 @@ func TestPostgresDownLongerThanRetries(t *testing.T) {
 		t.Errorf("%d prompts acknowledged, want 2", n)
 	}
 }
+
+// TestPostgresDownPastRetriesMidStream (issue 17, item 1): PostgreSQL
+// crashes mid-stream and stays down longer than chat retries an append
+// (10 s). The agent message being stored then is given up: it never
+// reaches the client (no frame without a line), and once PostgreSQL is
+// back a gap notice counting it ({"gap": {"messages": n}}) is stored and
+// sent before the stream goes on. Every other chunk is stored once, in
+// order; the log has no hole.
+//
+// Before this change the message went out without a line and the log
+// kept nothing of it.
+func TestPostgresDownPastRetriesMidStream(t *testing.T) {
+	pg := pgtest.Start(t)
+	c := startFaultChat(t, pg, map[string]string{EnvSyncAgentLog: "on"})
+	_, conn := c.connect()
+	id := conn.str("session_id")
+	r := record(t, c, id)
+	const chunks = 150
+	r.send(map[string]any{"type": "user_message", "content": fmt.Sprintf("SLOW %d", chunks)})
+	r.wait("5 agent messages", 20*time.Second, func(fs []frame) bool { return count(fs, isLinedAgent) >= 5 })
+	pg.Crash()
+	r.wait("storage frame (unavailable)", 10*time.Second, func(fs []frame) bool { return count(fs, isStorage(false)) == 1 })
+	time.Sleep(12 * time.Second) // the outage's length, past the 10 s of retries: the fault, not a synchronisation
+	pg.Up()
+	r.wait("the turn's result", 40*time.Second, func(fs []frame) bool { return count(fs, isResult) == 1 })
+
+	frames, seen := r.snapshot()
+	for _, f := range frames {
+		if f.str("type") == "agent_message" && f.line() == 0 {
+			t.Errorf("an agent message reached the client without a line: %v", f)
+		}
+	}
+	msgs := readLog(t, pg.URL(), id)
+	if covered := checkNoSilentGap(t, msgs, seen); len(covered) != 0 {
+		t.Errorf("lines %v lost: nothing may be, with CHAT_SYNC_AGENT_LOG=on", covered)
+	}
+	missing := 0
+	for i, m := range msgs {
+		if m.Line != int64(i+1) {
+			t.Fatalf("log line %d at position %d: the log has a hole", m.Line, i+1)
+		}
+		var p struct {
+			Gap *struct {
+				Messages int `json:"messages"`
+			} `json:"gap"`
+		}
+		if m.Kind == store.KindNotice && json.Unmarshal(m.Payload, &p) == nil && p.Gap != nil {
+			missing += p.Gap.Messages
+			if _, ok := seen[m.Line]; !ok {
+				t.Errorf("the gap notice on line %d never reached the client", m.Line)
+			}
+		}
+	}
+	if missing == 0 {
+		t.Fatalf("no gap notice counts a message given up: %s", r.dump())
+	}
+	got, want := chunkTexts(t, msgs), slowChunks(chunks)
+	if len(got)+missing != len(want) {
+		t.Fatalf("the log holds %d chunks and a gap notice for %d messages, want %d chunks in all", len(got), missing, len(want))
+	}
+	// The chunks it holds are the stream's, in order, each once: the
+	// stream without a run of `missing` chunks.
+	j := 0
+	for _, w := range want {
+		if j < len(got) && got[j] == w {
+			j++
+		}
+	}
+	if j != len(got) {
+		t.Errorf("the log's chunks are not the stream's in order: %q", got)
+	}
+	t.Logf("%d messages given up, counted by a gap notice", missing)
+}

@@ -383,9 +383,10 @@ type Room struct {
 	// stored last (guarded by mu).
 	noticedPrompt int64
 	// unstored counts the agent messages that could not be stored (nor
-	// sent) since the last gap notice: the next append stores one first
-	// (guarded by appendMu).
-	unstored int
+	// sent) since the last gap notice: the next append stores one first;
+	// unstoredWhy says why (guarded by appendMu).
+	unstored    int
+	unstoredWhy string
 
 	// claimMu serialises claiming the session; cmdMu guards the queue of
 	// commands forwarded by other instances.
@@ -505,9 +506,9 @@ func (r *Room) withGapLocked(items []store.Append) ([]store.Append, int) {
 	if n == 0 {
 		return items, 0
 	}
-	text := fmt.Sprintf("%d agent messages are missing here: they could not be stored (the database was unreachable for over %s)", n, appendTimeout)
+	text := fmt.Sprintf("%d agent messages are missing here: they could not be stored (%s)", n, r.unstoredWhy)
 	if n == 1 {
-		text = fmt.Sprintf("an agent message is missing here: it could not be stored (the database was unreachable for over %s)", appendTimeout)
+		text = fmt.Sprintf("an agent message is missing here: it could not be stored (%s)", r.unstoredWhy)
 	}
 	payload, _ := json.Marshal(protocol.StoredNotice{Role: "notice", Level: "warning", Content: text, Gap: &protocol.NoticeGap{Messages: n}})
 	return append([]store.Append{{SessionID: r.id, Kind: store.KindNotice, Payload: payload, After: items[0].After}}, items...), n
@@ -964,8 +965,17 @@ func (r *Room) appendAgentMessages(run []agent.Message) {
 	items, gap := r.withGapLocked(items)
 	res := r.gapStoredLocked(r.m.appends.appendAll(items), gap)
 	for i, e := range run {
-		if res[i].err != nil {
-			r.m.log.Error("store agent message: it is not sent, a gap notice will stand for it", "session_id", r.id, "err", res[i].err)
+		if err := res[i].err; err != nil {
+			r.m.log.Error("store agent message: it is not sent, a gap notice will stand for it", "session_id", r.id, "err", err)
+			if errors.Is(err, store.ErrNotFound) {
+				continue // the session is gone
+			}
+			if r.unstored == 0 {
+				r.unstoredWhy = "the database refused it"
+				if store.Unavailable(err) {
+					r.unstoredWhy = fmt.Sprintf("the database was unreachable for over %s", appendTimeout)
+				}
+			}
 			r.unstored++
 			continue
 		}
