@@ -451,7 +451,7 @@ const helloText = "Hello from the fake model."
 // Before this change the lost lines were a silent hole: the log went from
 // the last line on disk to the next one sent, with nothing in between.
 func TestPostgresCrashLossLeavesGapNotice(t *testing.T) {
-	pg := pgtest.Start(t, pgtest.Setting("wal_writer_delay", "10s"), pgtest.Setting("wal_writer_flush_after", "0"))
+	pg := pgtest.Start(t, pgtest.Setting("wal_writer_delay", "10s"))
 	c := startFaultChat(t, pg, nil)
 	_, conn := c.connect()
 	id := conn.str("session_id")
