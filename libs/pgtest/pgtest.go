@@ -6,7 +6,7 @@
 // shuts it down cleanly, Up starts it again on the same port. The server
 // is stopped and its directory removed when the test ends.
 //
-// It needs PostgreSQL's server programs (Bin, or PGTEST_BIN); a test
+// It needs PostgreSQL's server programs (Bin, or TEST_PG_BIN); a test
 // skips, with the reason, when initdb is missing. Run as root, the server
 // runs as the postgres user (initdb refuses root). It uses the standard
 // library only.
@@ -29,7 +29,7 @@ import (
 	"time"
 )
 
-// Bin is where PostgreSQL's server programs are looked for when PGTEST_BIN
+// Bin is where PostgreSQL's server programs are looked for when TEST_PG_BIN
 // is not set: Debian's PostgreSQL 15.
 const Bin = "/usr/lib/postgresql/15/bin"
 
@@ -59,12 +59,12 @@ func Setting(name, value string) Option {
 // initdb is missing, and fails on any other problem.
 func Start(tb testing.TB, opts ...Option) *Server {
 	tb.Helper()
-	bin := os.Getenv("PGTEST_BIN")
+	bin := os.Getenv("TEST_PG_BIN")
 	if bin == "" {
 		bin = Bin
 	}
 	if _, err := os.Stat(filepath.Join(bin, "initdb")); err != nil {
-		tb.Skipf("pgtest: no initdb in %s (set PGTEST_BIN to PostgreSQL's bin directory): %v", bin, err)
+		tb.Skipf("pgtest: no initdb in %s (set TEST_PG_BIN to PostgreSQL's bin directory): %v", bin, err)
 	}
 	root, err := os.MkdirTemp("", "pgtest-")
 	if err != nil {
