@@ -122,6 +122,22 @@ func (r *recorder) run() {
 	}
 }
 
+// drop ends the current socket as a network cut would; the recorder
+// reconnects with after_line.
+func (r *recorder) drop() {
+	r.mu.Lock()
+	ws := r.ws
+	r.mu.Unlock()
+	_ = ws.NetConn().Close()
+}
+
+// sockets returns how many sockets the recorder opened.
+func (r *recorder) sockets() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.dials
+}
+
 // send writes a client message on the current socket.
 func (r *recorder) send(v any) {
 	r.t.Helper()
@@ -332,11 +348,13 @@ func startFaultChat(t *testing.T, pg *pgtest.Server, extra map[string]string) *c
 // TestPostgresCrashLosesNothing (issue 17, items 1 and 2): PostgreSQL
 // crashes mid-stream (agent messages committed to disk before their frames
 // leave: CHAT_SYNC_AGENT_LOG=on) and comes back a few seconds later. No
-// agent message reaches the client without its line, none is lost; the
-// client is told of the outage and of the recovery (storage frames);
-// GET /api/session/{id} answers 503 storage_unavailable meanwhile; a
-// prompt sent during the outage is acknowledged once PostgreSQL is back,
-// stored once, and answered.
+// agent message reaches a client without its line, none is lost; the
+// clients are told of the outage and of the recovery (storage frames);
+// GET /api/session/{id} and /chat answer 503 storage_unavailable
+// meanwhile; a prompt sent during the outage is acknowledged once
+// PostgreSQL is back, stored once, and answered. The recording client's
+// socket is cut during the outage: it reconnects (refused with 503 until
+// PostgreSQL is back) with after_line and misses nothing.
 //
 // Before this change: one agent message reached the client without a line
 // and was never stored (the batch on a dead pooled connection failed with
@@ -346,7 +364,7 @@ func startFaultChat(t *testing.T, pg *pgtest.Server, extra map[string]string) *c
 func TestPostgresCrashLosesNothing(t *testing.T) {
 	pg := pgtest.Start(t)
 	c := startFaultChat(t, pg, map[string]string{EnvSyncAgentLog: "on"})
-	_, conn := c.connect()
+	w0, conn := c.connect() // a second tab: it sends the prompt during the outage
 	id := conn.str("session_id")
 	r := record(t, c, id)
 	const chunks = 60
@@ -355,7 +373,7 @@ func TestPostgresCrashLosesNothing(t *testing.T) {
 
 	pg.Crash()
 	outage := time.Now()
-	// The session read answers 503 with its code while the server is down.
+	// The routes answer 503 with their code while the server is down.
 	unavailable := func(path string) {
 		t.Helper()
 		if got := c.do(http.MethodGet, path, ""); got.status != http.StatusServiceUnavailable || got.str("error") != "storage_unavailable" {
@@ -363,22 +381,33 @@ func TestPostgresCrashLosesNothing(t *testing.T) {
 		}
 	}
 	unavailable("/api/session/" + id)
-	r.wait("storage frame (unavailable)", 10*time.Second, func(fs []frame) bool { return count(fs, isStorage(false)) > 0 })
-	// So do the other routes, and /chat before the upgrade.
 	unavailable("/api/sessions")
 	if _, status, err := c.tryDial(url.Values{"session": {id}, "after_line": {"0"}}); err == nil || status != http.StatusServiceUnavailable {
 		t.Errorf("/chat during the outage: %d %v, want 503", status, err)
 	}
+	r.wait("storage frame (unavailable)", 10*time.Second, func(fs []frame) bool { return count(fs, isStorage(false)) > 0 })
 	// A prompt sent now, while the turn runs: it is to be queued.
-	r.send(map[string]any{"type": "user_message", "content": "sent during the outage"})
+	w0.send(map[string]any{"type": "user_message", "content": "sent during the outage"})
+	r.drop()
 	time.Sleep(3 * time.Second) // the outage's length: the fault, not a synchronisation
 	pg.Up()
 	t.Logf("PostgreSQL was down for %s", time.Since(outage).Round(time.Millisecond))
 
-	r.wait("storage frame (available)", 15*time.Second, func(fs []frame) bool { return count(fs, isStorage(true)) > 0 })
-	r.wait("the queued prompt's acknowledgement", 15*time.Second, func(fs []frame) bool { return count(fs, isType("user_message_queued")) > 0 })
+	// The sender: told of the outage and of the recovery, then the ack.
+	tab := w0.until("the queued prompt's acknowledgement", isType("user_message_queued"))
+	if n, m := count(tab, isStorage(false)), count(tab, isStorage(true)); n != 1 || m != 1 {
+		t.Errorf("the sender's storage frames: %d unavailable, %d available; want one each", n, m)
+	}
+	for _, f := range tab {
+		if f.str("type") == "error" || f.str("type") == "agent_message" && f.line() == 0 {
+			t.Errorf("the sender got %v", f)
+		}
+	}
 	r.wait("both turns' results", 30*time.Second, func(fs []frame) bool { return count(fs, isResult) >= 2 })
 	c.do(http.MethodGet, "/api/session/"+id, "").want(t, http.StatusOK, "")
+	if n := r.sockets(); n != 2 {
+		t.Errorf("the recorder opened %d sockets, want 2 (one reconnect)", n)
+	}
 
 	frames, seen := r.snapshot()
 	for _, f := range frames {
@@ -389,20 +418,8 @@ func TestPostgresCrashLosesNothing(t *testing.T) {
 			t.Errorf("error frame: %v", f)
 		}
 	}
-	if n, m := count(frames, isStorage(false)), count(frames, isStorage(true)); n != 1 || m != 1 {
-		t.Errorf("storage frames: %d unavailable, %d available; want one each", n, m)
-	}
-	first, last := -1, -1
-	for i, f := range frames {
-		if isStorage(false)(f) && first < 0 {
-			first = i
-		}
-		if isStorage(true)(f) {
-			last = i
-		}
-	}
-	if first > last {
-		t.Errorf("the storage frames came in the wrong order: %s", r.dump())
+	if n := count(frames, isStorage(false)); n != 1 {
+		t.Errorf("the recorder got %d storage frames (unavailable), want 1", n)
 	}
 
 	msgs := readLog(t, pg.URL(), id)
@@ -428,7 +445,7 @@ func TestPostgresCrashLosesNothing(t *testing.T) {
 	if want := fmt.Sprintf("[SLOW %d sent during the outage]", chunks); fmt.Sprint(prompts) != want {
 		t.Errorf("prompts stored %v, want %s", prompts, want)
 	}
-	// Every line the log holds reached the client.
+	// Every line the log holds reached the recorder, live or replayed.
 	for _, m := range msgs {
 		if _, ok := seen[m.Line]; !ok {
 			t.Errorf("log line %d (%s) never reached the client", m.Line, m.Kind)
