@@ -578,6 +578,7 @@ func TestPostgresDownLongerThanRetries(t *testing.T) {
 	if errFrame.str("code") != "storage_unavailable" || !strings.HasPrefix(errFrame.str("message"), "could not store the message: storage unavailable (retried for 10 s); it ") {
 		t.Errorf("error frame %v, want code storage_unavailable and why", errFrame)
 	}
+	t.Logf("the prompt's error: %s", errFrame.str("message"))
 
 	pg.Up()
 	r.wait("storage frame (available)", 10*time.Second, func(fs []frame) bool { return count(fs, isStorage(true)) == 1 })

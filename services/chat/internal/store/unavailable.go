@@ -44,11 +44,15 @@ func Unavailable(err error) bool {
 	return errors.As(err, &opErr)
 }
 
-// NotSent reports whether err surely left the database unchanged because
-// nothing reached it: no connection could be made, or pgx knows the
-// statement was not sent. Anything else that is Unavailable may have been
+// NotSent reports whether err surely left the database unchanged: nothing
+// reached it (no connection could be made, or pgx knows the statement was
+// not sent), or the server answered with an error, which ends the
+// transaction without its commit (a server shutting down answers 57P01 to
+// the next statement of a connection it ended). Anything else that is
+// Unavailable (the connection lost under a statement) may have been
 // committed.
 func NotSent(err error) bool {
 	var ce *pgconn.ConnectError
-	return errors.As(err, &ce) || pgconn.SafeToRetry(err)
+	var pgErr *pgconn.PgError
+	return errors.As(err, &ce) || pgconn.SafeToRetry(err) || errors.As(err, &pgErr)
 }
