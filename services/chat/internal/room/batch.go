@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/svc-code/svc-code/services/chat/internal/store"
@@ -253,7 +252,9 @@ func (a *appender) store(batch []*appendReq) {
 	if err == nil && a.up != nil {
 		a.up()
 	}
-	if err != nil && len(batch) > 1 && !store.Unavailable(err) && rolledBack(err) {
+	// A batch refused by the server stored nothing (store.NotSent): each
+	// message is tried alone, so that one bad message fails alone.
+	if err != nil && len(batch) > 1 && !store.Unavailable(err) && store.NotSent(err) {
 		for _, r := range batch {
 			r.done <- a.storeOne(ctx, r.item)
 		}
@@ -286,14 +287,6 @@ func (a *appender) storeOne(ctx context.Context, item store.Append) appendRes {
 var appendRetryDelay = 50 * time.Millisecond
 
 const minAppendTry = time.Second
-
-// rolledBack reports whether a failed batch surely stored nothing: the
-// server refused a statement (the implicit transaction is rolled back), or
-// the batch was not sent.
-func rolledBack(err error) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) || pgconn.SafeToRetry(err)
-}
 
 // pubItem is a message waiting to be published or, when do is set, a
 // write to Redis that must keep its place among the frames (the perm
