@@ -48,12 +48,25 @@ type StoredPrompt struct {
 }
 
 // StoredNotice is a server notice of the log (message_stored's message,
-// a notice line's payload): why a prompt got no answer.
+// a notice line's payload): why a prompt got no answer (level error, with
+// the prompt's line), or a gap notice (level warning, with Gap): agent
+// messages the log does not hold.
 type StoredNotice struct {
-	Role       string `json:"role" tstype:"'notice'"`
-	Level      string `json:"level" tstype:"'error'"`
-	Content    string `json:"content"`
-	PromptLine int64  `json:"prompt_line"`
+	Role       string     `json:"role" tstype:"'notice'"`
+	Level      string     `json:"level" tstype:"'error' | 'warning'"`
+	Content    string     `json:"content"`
+	PromptLine int64      `json:"prompt_line,omitempty"`
+	Gap        *NoticeGap `json:"gap,omitempty"`
+}
+
+// NoticeGap is what a gap notice says is missing: the lines FromLine to
+// ToLine, whose frames went out but which a crash of PostgreSQL lost; or
+// Messages agent messages that could not be stored at all (PostgreSQL
+// unreachable for longer than chat retries) and were never sent.
+type NoticeGap struct {
+	FromLine int64 `json:"from_line,omitempty"`
+	ToLine   int64 `json:"to_line,omitempty"`
+	Messages int   `json:"messages,omitempty"`
 }
 
 // QueuedPrompt is a prompt waiting for the running turn to end (see the
@@ -206,8 +219,22 @@ type QueueFrame struct {
 
 // ErrorFrame reports a failure; the socket stays open.
 type ErrorFrame struct {
-	Type    string `json:"type" tstype:"'error'"`
+	Type string `json:"type" tstype:"'error'"`
+	// Code, when set, is an error code of the HTTP answers (e.g.
+	// storage_unavailable).
+	Code    string `json:"code,omitempty"`
 	Message string `json:"message"`
+}
+
+// StorageFrame tells every socket of an instance whether PostgreSQL, where
+// the log is, can be reached: Available false when chat found it
+// unreachable (it retries: the session's frames and prompts wait), true
+// once it answers again. Not part of the log.
+type StorageFrame struct {
+	Type      string `json:"type" tstype:"'storage'"`
+	Available bool   `json:"available"`
+	Code      string `json:"code,omitempty" tstype:"'storage_unavailable'"`
+	Message   string `json:"message"`
 }
 
 // PongFrame answers ping.
@@ -220,7 +247,7 @@ var _ = `/** Every frame the server sends on /chat. */
 export type ChatFrame = ConnectedFrame | AgentMessageFrame | MessageStoredFrame | UserMessageStoredFrame
   | UserMessageQueuedFrame | RawOutputFrame | StderrFrame | PermissionRequestFrame | PermissionResolvedFrame | SessionClearedFrame
   | StoppedFrame | PermissionModeChangedFrame | CompactProgressFrame | SessionEndedFrame | QueueFrame
-  | ErrorFrame | PongFrame;`
+  | StorageFrame | ErrorFrame | PongFrame;`
 
 // UserMessage sends a prompt; while a turn runs (or older prompts wait
 // in the queue) it is queued.

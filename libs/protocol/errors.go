@@ -34,6 +34,10 @@ const (
 	// CodeTooManyConnections: a client holds more connections than the
 	// gateway allows one client.
 	CodeTooManyConnections = "too_many_connections"
+	// CodeStorageUnavailable: the database could not be reached (a
+	// restart, a crash, a network cut); the same request may work a
+	// moment later.
+	CodeStorageUnavailable = "storage_unavailable"
 )
 
 var statusByCode = map[string]int{
@@ -56,6 +60,7 @@ var statusByCode = map[string]int{
 	CodeUnknownHost:        http.StatusMisdirectedRequest,
 	CodeTooManyConnections: http.StatusTooManyRequests,
 	CodeInternal:           http.StatusInternalServerError,
+	CodeStorageUnavailable: http.StatusServiceUnavailable,
 }
 
 // Error is an error whose code and message are safe to show to a client.

@@ -21,6 +21,7 @@ const (
 	FrameCompactProgress       = "compact_progress"
 	FrameSessionEnded          = "session_ended"
 	FrameQueue                 = "queue"
+	FrameStorage               = "storage"
 	FrameError                 = "error"
 	FramePong                  = "pong"
 )

@@ -51,13 +51,27 @@ export interface StoredPrompt {
 }
 /**
  * StoredNotice is a server notice of the log (message_stored's message,
- * a notice line's payload): why a prompt got no answer.
+ * a notice line's payload): why a prompt got no answer (level error, with
+ * the prompt's line), or a gap notice (level warning, with Gap): agent
+ * messages the log does not hold.
  */
 export interface StoredNotice {
   role: 'notice';
-  level: 'error';
+  level: 'error' | 'warning';
   content: string;
-  prompt_line: number /* int64 */;
+  prompt_line?: number /* int64 */;
+  gap?: NoticeGap;
+}
+/**
+ * NoticeGap is what a gap notice says is missing: the lines FromLine to
+ * ToLine, whose frames went out but which a crash of PostgreSQL lost; or
+ * Messages agent messages that could not be stored at all (PostgreSQL
+ * unreachable for longer than chat retries) and were never sent.
+ */
+export interface NoticeGap {
+  from_line?: number /* int64 */;
+  to_line?: number /* int64 */;
+  messages?: number /* int */;
 }
 /**
  * QueuedPrompt is a prompt waiting for the running turn to end (see the
@@ -242,6 +256,23 @@ export interface QueueFrame {
  */
 export interface ErrorFrame {
   type: 'error';
+  /**
+   * Code, when set, is an error code of the HTTP answers (e.g.
+   * storage_unavailable).
+   */
+  code?: string;
+  message: string;
+}
+/**
+ * StorageFrame tells every socket of an instance whether PostgreSQL, where
+ * the log is, can be reached: Available false when chat found it
+ * unreachable (it retries: the session's frames and prompts wait), true
+ * once it answers again. Not part of the log.
+ */
+export interface StorageFrame {
+  type: 'storage';
+  available: boolean;
+  code?: 'storage_unavailable';
   message: string;
 }
 /**
@@ -254,7 +285,7 @@ export interface PongFrame {
 export type ChatFrame = ConnectedFrame | AgentMessageFrame | MessageStoredFrame | UserMessageStoredFrame
   | UserMessageQueuedFrame | RawOutputFrame | StderrFrame | PermissionRequestFrame | PermissionResolvedFrame | SessionClearedFrame
   | StoppedFrame | PermissionModeChangedFrame | CompactProgressFrame | SessionEndedFrame | QueueFrame
-  | ErrorFrame | PongFrame;
+  | StorageFrame | ErrorFrame | PongFrame;
 /**
  * UserMessage sends a prompt; while a turn runs (or older prompts wait
  * in the queue) it is queued.

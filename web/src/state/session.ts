@@ -75,6 +75,8 @@ export class SessionStore {
   readonly isCompacting = signal(false);
   readonly stopOutcome = signal<string | null>(null);
   readonly heartbeat = signal<string | null>(null);
+  /** The server's last `storage` frame said PostgreSQL is unreachable: its message, else null. */
+  readonly storageDown = signal<string | null>(null);
   readonly mode = signal<string>("default");
   readonly modeApplied = signal<"live" | "next_turn" | null>(null);
   readonly provider = signal("");
@@ -170,8 +172,9 @@ export class SessionStore {
           this.stopOutcome.value = null;
           this.ended.value = null;
         } else if (f.message && f.message.role === "notice") {
-          // A server notice (a queued prompt that could not be sent, ...).
-          this.push({ kind: "notice", key: this.key(), line: f.line, tone: "error", label: "notice", text: f.message.content, raw: f.message });
+          // A server notice (a queued prompt that could not be sent, a gap: lines the log lost, ...).
+          const gap = f.message.level === "warning";
+          this.push({ kind: "notice", key: this.key(), line: f.line, tone: gap ? "warn" : "error", label: f.message.gap ? "gap" : "notice", text: f.message.content, raw: f.message });
         } else {
           this.push({ kind: "json", key: this.key(), line: f.line, label: "notice", value: f.message, raw: f.message });
         }
@@ -236,6 +239,10 @@ export class SessionStore {
         return true;
       case "queue":
         this.queue.value = f.items ?? [];
+        return true;
+      case "storage":
+        // A status line while the server cannot reach its database (it retries).
+        this.storageDown.value = f.available ? null : f.message || "storage unavailable, retrying";
         return true;
       case "pong":
         this.perms.endResync();

@@ -29,6 +29,22 @@ describe("SessionStore: the frame reducer", () => {
     expect(res.kind === "result" && res.durationMs).toBe(1200);
   });
 
+  it("shows a storage outage as a status line until the server says storage is back", () => {
+    const s = new SessionStore(ID);
+    s.apply({ type: "storage", available: false, code: "storage_unavailable", message: "storage unavailable, retrying" });
+    expect(s.storageDown.value).toBe("storage unavailable, retrying");
+    s.apply({ type: "storage", available: true, message: "storage available again" });
+    expect(s.storageDown.value).toBe(null);
+    expect(s.allBlocks()).toHaveLength(0);
+  });
+
+  it("shows a gap notice (lines the log lost) as a warning", () => {
+    const s = new SessionStore(ID);
+    s.apply({ type: "message_stored", line: 12, message: { role: "notice", level: "warning", content: "lines 7 to 11 were lost", gap: { from_line: 7, to_line: 11 } } });
+    const b = s.allBlocks()[0];
+    expect(b.kind === "notice" && [b.tone, b.label, b.text]).toEqual(["warn", "gap", "lines 7 to 11 were lost"]);
+  });
+
   it("drops a frame whose sid it has seen (replay after a reconnect)", () => {
     const s = new SessionStore(ID);
     expect(s.apply(prompt(1, "a"))).toBe(true);

@@ -120,6 +120,7 @@ function Conversation({ live }: { live: LiveSession }) {
       <Transcript live={live} actions={actions} />
       <div class="dock">
         <Heartbeat live={live} />
+        <StorageStatus live={live} />
         <Pending live={live} />
         <QueueView live={live} />
         <Composer live={live} onStop={stop} onExec={(r: ExecResult) => s.addExec(r)} />
@@ -378,6 +379,16 @@ function Heartbeat({ live }: { live: LiveSession }) {
   const hb = live.store.heartbeat.value;
   if (!hb || !live.store.agentRunning.value) return null;
   return <div class="heartbeat">{hb}</div>;
+}
+
+function StorageStatus({ live }: { live: LiveSession }) {
+  const down = live.store.storageDown.value;
+  if (!down) return null;
+  return (
+    <div class="storage-status" role="status">
+      {down}
+    </div>
+  );
 }
 
 function Pending({ live }: { live: LiveSession }) {

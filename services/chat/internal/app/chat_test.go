@@ -504,8 +504,9 @@ func TestChatDeleteEndsProcess(t *testing.T) {
 // TestReconnectPastLostLines: PostgreSQL and chat crashed together and
 // the log lost its last lines, which a tab had seen. The tab reconnects
 // with after_line past the log's end: the next messages get lines after
-// it (clients de-duplicate by line), so the tab sees them. An after_line
-// far past the end (not a lost tail) moves nothing.
+// it (clients de-duplicate by line), so the tab sees them, after a gap
+// notice that names the lost lines. An after_line far past the end (not a
+// lost tail) moves nothing.
 func TestReconnectPastLostLines(t *testing.T) {
 	c := startFakeChat(t)
 	w, conn := c.connect()
@@ -525,13 +526,20 @@ func TestReconnectPastLostLines(t *testing.T) {
 	_ = bogus.ws.Close()
 	w2, _ := c2.join(id, last)
 	w2.send(map[string]any{"type": "user_message", "content": "again"})
-	var stored frame
+	var stored []frame
 	for _, f := range w2.until("result", isResult) {
 		if f.str("type") == "message_stored" {
-			stored = f
+			stored = append(stored, f)
 		}
 	}
-	if stored == nil || stored.line() != last+1 {
-		t.Fatalf("message_stored after the lost lines: %v, want line %d", stored, last+1)
+	if len(stored) != 2 {
+		t.Fatalf("message_stored frames after the lost lines: %v, want the gap notice and the prompt", stored)
+	}
+	gap, _ := stored[0]["message"].(map[string]any)["gap"].(map[string]any)
+	if stored[0].line() != last+1 || gap["from_line"] != float64(2) || gap["to_line"] != float64(last) {
+		t.Errorf("gap notice %v, want lines 2 to %d on line %d", stored[0], last, last+1)
+	}
+	if stored[1].line() != last+2 {
+		t.Fatalf("the prompt after the lost lines: %v, want line %d", stored[1], last+2)
 	}
 }

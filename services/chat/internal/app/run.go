@@ -69,6 +69,8 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		},
 		Log: log,
 	})
+	// PostgreSQL unreachable: 503 storage_unavailable, not 500 internal.
+	app.Use(storageUnavailable(log))
 	// The log's appends have connections of their own (store.AppendPool).
 	acfg := db.Config()
 	acfg.MinConns, acfg.MaxConns = 0, room.AppendConns

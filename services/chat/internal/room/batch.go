@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/svc-code/svc-code/services/chat/internal/store"
@@ -42,6 +41,9 @@ type appendReq struct {
 type appendRes struct {
 	msg store.Message
 	err error
+	// unsure: err is a failure to reach PostgreSQL, and a try may have
+	// been committed all the same (its answer lost with the connection).
+	unsure bool
 }
 
 // appender group-commits log appends, up to maxAppendsInFlight batches at
@@ -64,6 +66,10 @@ type appender struct {
 	busy    map[string]bool
 	// durable: a batch that waits for the disk is being stored.
 	durable bool
+	// down and up are told when a batch finds PostgreSQL unreachable,
+	// and when one goes through (storage.go); nil for none.
+	down func(error)
+	up   func()
 }
 
 // maxAppendsInFlight bounds the batches stored at once.
@@ -86,19 +92,31 @@ func (a *appender) append(id, kind string, payload json.RawMessage) (store.Messa
 
 // appendItem is append for an Append (one that may lock the provider).
 func (a *appender) appendItem(item store.Append) (store.Message, error) {
-	req := &appendReq{item: item, done: make(chan appendRes, 1)}
-	a.queue([]*appendReq{req})
-	res := <-req.done
+	res := a.appendAll([]store.Append{item})[0]
 	return res.msg, res.err
+}
+
+// appendPayloads is appendAll for messages of one kind, after line after
+// (store.Append.After).
+func (a *appender) appendPayloads(id, kind string, after int64, payloads []json.RawMessage) []appendRes {
+	items := make([]store.Append, len(payloads))
+	for i, p := range payloads {
+		items[i] = store.Append{SessionID: id, Kind: kind, Payload: p, After: after}
+	}
+	return a.appendAll(items)
 }
 
 // appendAll is append for several messages of one session, queued
 // together (so they share a commit when they fit in one batch) and stored
-// in order, after line after (store.Append.After).
-func (a *appender) appendAll(id, kind string, after int64, payloads []json.RawMessage) []appendRes {
-	reqs := make([]*appendReq, len(payloads))
-	for i, p := range payloads {
-		reqs[i] = &appendReq{item: store.Append{SessionID: id, Kind: kind, Payload: p, After: after}, done: make(chan appendRes, 1)}
+// in order. Each gets a key (store.Append.Key), so that a batch whose
+// commit may or may not have happened can be sent again.
+func (a *appender) appendAll(items []store.Append) []appendRes {
+	reqs := make([]*appendReq, len(items))
+	for i, it := range items {
+		if it.Key == "" {
+			it.Key = store.NewAppendKey()
+		}
+		reqs[i] = &appendReq{item: it, done: make(chan appendRes, 1)}
 	}
 	a.queue(reqs)
 	out := make([]appendRes, len(reqs))
@@ -193,18 +211,34 @@ func (a *appender) takeLocked() []*appendReq {
 // store appends a batch in one transaction; if the batch fails as a whole
 // and surely stored nothing, each message is tried alone, so that one bad
 // message fails alone.
+//
+// PostgreSQL unreachable for a moment (restarting, crashed, failing over,
+// a connection cut: store.Unavailable), the batch is tried again, on a
+// fresh connection (store.Store resets its pool), until it goes through or
+// appendTimeout has passed, rather than leave messages out of the log.
+// That is safe even when the failure does not say whether the commit
+// happened: each message has its key, and one already stored is returned
+// as it is, not stored again.
 func (a *appender) store(batch []*appendReq) {
-	ctx, cancel := context.WithTimeout(context.Background(), appendTimeout)
+	// Tries start within appendTimeout; the last one has minAppendTry
+	// more to finish.
+	retryUntil := time.Now().Add(appendTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), appendTimeout+minAppendTry)
 	defer cancel()
 	items := make([]store.Append, len(batch))
 	for i, r := range batch {
 		items[i] = r.item
 	}
 	msgs, errs, err := a.st.AppendMessages(ctx, items)
-	// PostgreSQL unreachable for a moment (restarting, failing over): the
-	// batch is tried again until it goes through or the timeout, rather
-	// than leave messages out of the log.
-	for delay := appendRetryDelay; err != nil && transient(err); delay = min(2*delay, time.Second) {
+	unsure := false
+	for delay := appendRetryDelay; err != nil && store.Unavailable(err); delay = min(2*delay, time.Second) {
+		unsure = unsure || !store.NotSent(err)
+		if a.down != nil {
+			a.down(err)
+		}
+		if time.Until(retryUntil) < delay {
+			break
+		}
 		t := time.NewTimer(delay)
 		select {
 		case <-ctx.Done():
@@ -215,7 +249,12 @@ func (a *appender) store(batch []*appendReq) {
 		}
 		break
 	}
-	if err != nil && len(batch) > 1 && rolledBack(err) {
+	if err == nil && a.up != nil {
+		a.up()
+	}
+	// A batch refused by the server stored nothing (store.NotSent): each
+	// message is tried alone, so that one bad message fails alone.
+	if err != nil && len(batch) > 1 && !store.Unavailable(err) && store.NotSent(err) {
 		for _, r := range batch {
 			r.done <- a.storeOne(ctx, r.item)
 		}
@@ -224,7 +263,7 @@ func (a *appender) store(batch []*appendReq) {
 	for i, r := range batch {
 		switch {
 		case err != nil:
-			r.done <- appendRes{err: err}
+			r.done <- appendRes{err: err, unsure: unsure}
 		default:
 			r.done <- appendRes{msg: msgs[i], err: errs[i]}
 		}
@@ -241,30 +280,13 @@ func (a *appender) storeOne(ctx context.Context, item store.Append) appendRes {
 }
 
 // appendRetryDelay is the first wait before a batch is tried again after
-// a transient failure; it doubles up to a second.
+// a transient failure; it doubles up to a second. minAppendTry is the time
+// the last try, started before appendTimeout, has to finish (less would
+// cut it short with its own statement timeout, a failure that is not the
+// outage's).
 var appendRetryDelay = 50 * time.Millisecond
 
-// transient reports whether a failed batch stored nothing and may go
-// through if tried again: PostgreSQL could not be reached, or refused the
-// connection while starting or shutting down.
-func transient(err error) bool {
-	var ce *pgconn.ConnectError
-	if errors.As(err, &ce) || pgconn.SafeToRetry(err) {
-		return true
-	}
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && (strings.HasPrefix(pgErr.Code, "08") || strings.HasPrefix(pgErr.Code, "57P"))
-}
-
-// rolledBack reports whether a failed batch surely stored nothing: the
-// server refused a statement (the implicit transaction is rolled back), or
-// the batch was not sent. After another failure (the connection lost while
-// the results were read, a timeout) the commit may have happened: storing
-// the messages again would log them twice.
-func rolledBack(err error) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) || pgconn.SafeToRetry(err)
-}
+const minAppendTry = time.Second
 
 // pubItem is a message waiting to be published or, when do is set, a
 // write to Redis that must keep its place among the frames (the perm

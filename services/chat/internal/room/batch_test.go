@@ -62,7 +62,7 @@ func TestAppenderBadMessage(t *testing.T) {
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		resA = a.appendAll(ids[0], store.KindAgent, 0, []json.RawMessage{
+		resA = a.appendPayloads(ids[0], store.KindAgent, 0, []json.RawMessage{
 			json.RawMessage(`{"n":1}`), json.RawMessage(`{"n":"\u0000"}`), json.RawMessage(`{"n":3}`),
 		})
 	}()
@@ -206,7 +206,7 @@ func TestAppenderPostgresOutage(t *testing.T) {
 	db.Reset()
 	done := make(chan []appendRes, 1)
 	go func() {
-		done <- a.appendAll(sess.ID, store.KindAgent, 0, []json.RawMessage{json.RawMessage(`{"n":2}`), json.RawMessage(`{"n":3}`)})
+		done <- a.appendPayloads(sess.ID, store.KindAgent, 0, []json.RawMessage{json.RawMessage(`{"n":2}`), json.RawMessage(`{"n":3}`)})
 	}()
 	select {
 	case res := <-done:
@@ -372,7 +372,7 @@ func TestAppenderRunsLongerThanABatchKeepOrder(t *testing.T) {
 				for i := range payloads {
 					payloads[i] = json.RawMessage(fmt.Sprintf(`{"n":%d}`, r*run+i))
 				}
-				got[s] = append(got[s], a.appendAll(id, store.KindAgent, 0, payloads)...)
+				got[s] = append(got[s], a.appendPayloads(id, store.KindAgent, 0, payloads)...)
 			}
 		}()
 	}
@@ -477,7 +477,8 @@ func TestAppenderTakesOneKindPerBatch(t *testing.T) {
 // whose frames had gone out (a crash with agent messages committed without
 // waiting for the disk): the next agent message still reaches the sockets,
 // with a line after the last one they saw, not a reused one (which the
-// room, and a client's after_line, would take for a frame already sent).
+// room, and a client's after_line, would take for a frame already sent),
+// and a gap notice before it says which lines the log lost.
 func TestLostTailIsNotReused(t *testing.T) {
 	st, dbURL := mustStoreURL(t)
 	id := mustSessions(t, st, 1)[0]
@@ -500,8 +501,23 @@ func TestLostTailIsNotReused(t *testing.T) {
 	for _, f := range sink.frames {
 		lines = append(lines, f.Line)
 	}
-	if fmt.Sprint(lines) != "[1 2 3 4]" {
-		t.Fatalf("the sockets got lines %v, want [1 2 3 4]", lines)
+	if fmt.Sprint(lines) != "[1 2 3 4 5]" {
+		t.Fatalf("the sockets got lines %v, want [1 2 3 4 5]", lines)
+	}
+	want := `{"type":"message_stored","message":{"gap":{"to_line":3,"from_line":2},"role":"notice","level":"warning","content":"lines 2 to 3 were lost: the database crashed before they reached its disk"},"line":4}`
+	if got := string(sink.frames[3].Data); got != want {
+		t.Errorf("line 4's frame = %s, want %s", got, want)
+	}
+	msgs, err := st.Messages(context.Background(), id, 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, m := range msgs {
+		kinds = append(kinds, fmt.Sprintf("%d:%s", m.Line, m.Kind))
+	}
+	if fmt.Sprint(kinds) != "[1:agent 4:notice 5:agent]" {
+		t.Errorf("the log holds %v, want [1:agent 4:notice 5:agent]", kinds)
 	}
 }
 
@@ -517,7 +533,7 @@ func TestAppenderDurableBatchEnds(t *testing.T) {
 		done := make(chan appendRes, 1)
 		go func() {
 			m, err := a.append(id, store.KindUserPrompt, json.RawMessage(fmt.Sprintf(`{"content":"p%d"}`, n)))
-			done <- appendRes{m, err}
+			done <- appendRes{msg: m, err: err}
 		}()
 		select {
 		case r := <-done:

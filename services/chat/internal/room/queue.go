@@ -38,12 +38,22 @@ func (r *Room) queueLenLocked(ctx context.Context) (int, error) {
 	if r.queueKnown {
 		return r.queueLen, nil
 	}
-	q, err := r.m.cfg.Store.Queue(ctx, r.id)
+	q, err := r.readQueue(ctx)
 	if err != nil {
 		return 0, err
 	}
 	r.setQueueLenLocked(len(q), true)
 	return r.queueLen, nil
+}
+
+// readQueue reads the session's queue, again while PostgreSQL cannot be
+// reached (storage.go).
+func (r *Room) readQueue(ctx context.Context) (q []store.Queued, err error) {
+	err = r.m.retryStore(ctx, true, func(ctx context.Context) error {
+		q, err = r.m.cfg.Store.Queue(ctx, r.id)
+		return err
+	})
+	return q, err
 }
 
 // NoteQueueLen tells the room its queue's length, read when a socket
@@ -79,7 +89,7 @@ func (r *Room) setQueueLenLocked(n int, known bool) {
 // queueChangedLocked tells every socket the whole queue and the events
 // sockets its length; r.promptMu must be held.
 func (r *Room) queueChangedLocked(ctx context.Context) {
-	q, err := r.m.cfg.Store.Queue(ctx, r.id)
+	q, err := r.readQueue(ctx)
 	if err != nil {
 		r.setQueueLenLocked(0, false)
 		r.m.log.ErrorContext(ctx, "read the prompt queue", "session_id", r.id, "err", err)
@@ -102,10 +112,23 @@ func (r *Room) isRunning() bool {
 
 // queuePrompt keeps a prompt in the queue; r.promptMu must be held.
 func (r *Room) queuePromptLocked(ctx context.Context, sender Sink, content string, images []Image) {
-	q, err := r.m.cfg.Store.Enqueue(ctx, r.id, content, images)
+	// Tried again while PostgreSQL cannot be reached: by its id, a prompt
+	// whose first try was committed is not queued twice.
+	id, unsure := store.NewID(), false
+	var q store.Queued
+	err := r.m.retryStore(ctx, true, func(ctx context.Context) error {
+		var err error
+		q, err = r.m.cfg.Store.EnqueueAs(ctx, id, r.id, content, images)
+		unsure = unsure || store.Unavailable(err) && !store.NotSent(err)
+		return err
+	})
 	switch {
 	case errors.Is(err, store.ErrQueueFull):
 		sender.Send(ErrorFrame(fmt.Sprintf("user_message: the queue holds %d prompts already: wait for it, or cancel some", store.MaxQueued)))
+		return
+	case store.Unavailable(err):
+		r.m.log.ErrorContext(ctx, "queue prompt", "session_id", r.id, "err", err)
+		sender.Send(storageError(unsure))
 		return
 	case err != nil:
 		r.m.log.ErrorContext(ctx, "queue prompt", "session_id", r.id, "err", err)
@@ -133,8 +156,19 @@ func (r *Room) sendFirstLocked(ctx context.Context) {
 	lock := perr == nil && !r.providerLocked
 	r.mu.Unlock()
 	r.appendMu.Lock()
-	q, msg, ok, err := r.m.cfg.Store.DequeueAppend(ctx, r.id, lock, r.sentLine())
+	// Tried again while PostgreSQL cannot be reached: by its key, a prompt
+	// whose first try was committed is not taken twice from the queue.
+	var q store.Queued
+	var msg store.Message
+	var ok bool
+	key, after := store.NewAppendKey(), r.sentLine()
+	err := r.m.retryStore(ctx, true, func(ctx context.Context) error {
+		var err error
+		q, msg, ok, err = r.m.cfg.Store.DequeueAppend(ctx, r.id, lock, after, key)
+		return err
+	})
 	if err == nil && ok {
+		r.broadcastGap(msg)
 		r.Broadcast(FrameOf(msg))
 	}
 	r.appendMu.Unlock()

@@ -125,6 +125,11 @@ type Manager struct {
 	pub     publisher
 	// closing is set by Close: the publisher stops retrying.
 	closing atomic.Bool
+	// storeDown: PostgreSQL was found unreachable at storeDownAt, and has
+	// not answered since (storage.go).
+	storeMu     sync.Mutex
+	storeDown   bool
+	storeDownAt time.Time
 
 	instance    string
 	auth        *relayAuth
@@ -155,6 +160,7 @@ func NewManager(cfg Config) *Manager {
 	m.auth = newRelayAuth(cfg.Secret, log)
 	m.turnKey = turnsig.New(cfg.Secret)
 	m.appends = newAppender(cfg.Store, &m.bg)
+	m.appends.down, m.appends.up = m.storageFailed, m.storageOK
 	m.pub.m = m
 	if m.multi() {
 		m.startCluster()
@@ -376,6 +382,11 @@ type Room struct {
 	// noticedPrompt is the line of the prompt whose failure storeNotice
 	// stored last (guarded by mu).
 	noticedPrompt int64
+	// unstored counts the agent messages that could not be stored (nor
+	// sent) since the last gap notice: the next append stores one first;
+	// unstoredWhy says why (guarded by appendMu).
+	unstored    int
+	unstoredWhy string
 
 	// claimMu serialises claiming the session; cmdMu guards the queue of
 	// commands forwarded by other instances.
@@ -471,16 +482,62 @@ func (r *Room) sinkList() []Sink {
 // appendAndBroadcast stores payload as the next line of the log and, once
 // it is committed, broadcasts frame(line); lockProvider locks the session's
 // provider in the same statement. The append goes in the instance's next
-// group commit (batch.go).
-func (r *Room) appendAndBroadcast(_ context.Context, kind string, payload json.RawMessage, lockProvider bool, frame func(line int64) Frame) (store.Message, error) {
+// group commit (batch.go). res.unsure tells a failure that may have been
+// committed all the same.
+func (r *Room) appendAndBroadcast(_ context.Context, kind string, payload json.RawMessage, lockProvider bool, frame func(line int64) Frame) (store.Message, appendRes) {
 	r.appendMu.Lock()
 	defer r.appendMu.Unlock()
-	msg, err := r.m.appends.appendItem(store.Append{SessionID: r.id, Kind: kind, Payload: payload, LockProvider: lockProvider, After: r.sentLine()})
-	if err != nil {
-		return store.Message{}, err
+	items, gap := r.withGapLocked([]store.Append{{SessionID: r.id, Kind: kind, Payload: payload, LockProvider: lockProvider, After: r.sentLine()}})
+	res := r.m.appends.appendAll(items)
+	res = r.gapStoredLocked(res, gap)
+	if res[0].err != nil {
+		return store.Message{}, res[0]
 	}
-	r.Broadcast(frame(msg.Line))
-	return msg, nil
+	r.broadcastGap(res[0].msg)
+	r.Broadcast(frame(res[0].msg.Line))
+	return res[0].msg, res[0]
+}
+
+// withGapLocked puts a gap notice before items when agent messages could
+// not be stored since the last one (r.unstored), and returns how many it
+// stands for (0: none added); r.appendMu must be held.
+func (r *Room) withGapLocked(items []store.Append) ([]store.Append, int) {
+	n := r.unstored
+	if n == 0 {
+		return items, 0
+	}
+	text := fmt.Sprintf("%d agent messages are missing here: they could not be stored (%s)", n, r.unstoredWhy)
+	if n == 1 {
+		text = fmt.Sprintf("an agent message is missing here: it could not be stored (%s)", r.unstoredWhy)
+	}
+	payload, _ := json.Marshal(protocol.StoredNotice{Role: "notice", Level: "warning", Content: text, Gap: &protocol.NoticeGap{Messages: n}})
+	return append([]store.Append{{SessionID: r.id, Kind: store.KindNotice, Payload: payload, After: items[0].After}}, items...), n
+}
+
+// gapStoredLocked handles the result of the gap notice withGapLocked
+// added (gap > 0): once stored it is broadcast and the count starts
+// again. It returns the results of the other items; r.appendMu must be
+// held.
+func (r *Room) gapStoredLocked(res []appendRes, gap int) []appendRes {
+	if gap == 0 {
+		return res
+	}
+	if res[0].err == nil {
+		r.unstored -= gap
+		r.broadcastGap(res[0].msg)
+		r.Broadcast(FrameOf(res[0].msg))
+	}
+	return res[1:]
+}
+
+// broadcastGap broadcasts the gap notice the append of m stored before it,
+// if any (lines a crash of PostgreSQL lost: see store.AppendMessages).
+func (r *Room) broadcastGap(m store.Message) {
+	if m.Gap != nil {
+		r.m.log.Warn("the log lost lines in a crash of postgres: a gap notice stands for them",
+			"session_id", r.id, "line", m.Gap.Line)
+		r.Broadcast(FrameOf(*m.Gap))
+	}
 }
 
 // sentLine is the last line the session's frames went out with here: a
@@ -530,12 +587,16 @@ func (r *Room) UserMessage(ctx context.Context, sender Sink, content string, ima
 	r.mu.Lock()
 	lock := perr == nil && !r.providerLocked
 	r.mu.Unlock()
-	msg, err := r.appendAndBroadcast(ctx, store.KindUserPrompt, payload, lock, func(line int64) Frame {
+	msg, res := r.appendAndBroadcast(ctx, store.KindUserPrompt, payload, lock, func(line int64) Frame {
 		return NewFrame(line, protocol.MessageStoredFrame{Type: protocol.FrameMessageStored, Message: payload, Line: line})
 	})
-	if err != nil {
+	if err := res.err; err != nil {
 		r.m.log.ErrorContext(ctx, "store prompt", "session_id", r.id, "err", err)
-		sender.Send(ErrorFrame("could not store the message"))
+		if store.Unavailable(err) {
+			sender.Send(storageError(res.unsure))
+		} else {
+			sender.Send(ErrorFrame("could not store the message"))
+		}
 		return
 	}
 	if lock {
@@ -575,10 +636,10 @@ func (r *Room) storeNotice(ctx context.Context, text string, promptLine int64) {
 	r.noticedPrompt = promptLine
 	r.mu.Unlock()
 	payload, _ := json.Marshal(protocol.StoredNotice{Role: "notice", Level: "error", Content: text, PromptLine: promptLine})
-	_, err := r.appendAndBroadcast(context.WithoutCancel(ctx), store.KindNotice, payload, false, func(line int64) Frame {
+	_, res := r.appendAndBroadcast(context.WithoutCancel(ctx), store.KindNotice, payload, false, func(line int64) Frame {
 		return NewFrame(line, protocol.MessageStoredFrame{Type: protocol.FrameMessageStored, Message: payload, Line: line})
 	})
-	if err != nil {
+	if err := res.err; err != nil {
 		r.m.log.ErrorContext(ctx, "store notice", "session_id", r.id, "err", err)
 	}
 }
@@ -647,7 +708,12 @@ func (r *Room) provider(ctx context.Context) (agent.Provider, error) {
 	if p := r.current(); p != nil {
 		return p, nil
 	}
-	sess, err := r.m.cfg.Store.Get(ctx, r.id)
+	var sess store.Session
+	err := r.m.retryStore(ctx, true, func(ctx context.Context) error {
+		var err error
+		sess, err = r.m.cfg.Store.Get(ctx, r.id)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("session %s: %w", r.id, err)
 	}
@@ -744,7 +810,11 @@ func (r *Room) pump(p agent.Provider, providerSessionID, providerName string) {
 			for _, e := range run {
 				if e.SessionID != "" && e.SessionID != providerSessionID {
 					providerSessionID = e.SessionID
-					if _, err := st.SetProviderSessionID(ctx, r.id, e.SessionID); err != nil {
+					sid := e.SessionID
+					if err := r.m.retryStore(ctx, true, func(ctx context.Context) error {
+						_, err := st.SetProviderSessionID(ctx, r.id, sid)
+						return err
+					}); err != nil {
 						log.ErrorContext(ctx, "store provider session id", "err", err)
 					}
 				}
@@ -880,21 +950,36 @@ func (r *Room) moreMessages(p agent.Provider, first agent.Message) (run []agent.
 
 // appendAgentMessages stores run as the next lines of the log, in one
 // group commit, and broadcasts their frames in order once committed. A
-// message that cannot be stored is still broadcast, without a line.
+// message goes to no socket before it has its line: one that cannot be
+// stored (PostgreSQL unreachable for longer than the appends are tried
+// again) is not sent at all, and the next append stores a gap notice that
+// counts it (withGapLocked).
 func (r *Room) appendAgentMessages(run []agent.Message) {
 	r.appendMu.Lock()
 	defer r.appendMu.Unlock()
-	payloads := make([]json.RawMessage, len(run))
+	items := make([]store.Append, len(run))
+	after := r.sentLine()
 	for i, e := range run {
-		payloads[i] = e.Raw
+		items[i] = store.Append{SessionID: r.id, Kind: store.KindAgent, Payload: e.Raw, After: after}
 	}
-	res := r.m.appends.appendAll(r.id, store.KindAgent, r.sentLine(), payloads)
+	items, gap := r.withGapLocked(items)
+	res := r.gapStoredLocked(r.m.appends.appendAll(items), gap)
 	for i, e := range run {
-		if res[i].err != nil {
-			r.m.log.Error("store agent message", "session_id", r.id, "err", res[i].err)
-			r.Broadcast(NewFrame(0, protocol.AgentMessageFrame{Type: protocol.FrameAgentMessage, Data: e.Raw}))
+		if err := res[i].err; err != nil {
+			r.m.log.Error("store agent message: it is not sent, a gap notice will stand for it", "session_id", r.id, "err", err)
+			if errors.Is(err, store.ErrNotFound) {
+				continue // the session is gone
+			}
+			if r.unstored == 0 {
+				r.unstoredWhy = "the database refused it"
+				if store.Unavailable(err) {
+					r.unstoredWhy = fmt.Sprintf("the database was unreachable for over %s", appendTimeout)
+				}
+			}
+			r.unstored++
 			continue
 		}
+		r.broadcastGap(res[i].msg)
 		line := res[i].msg.Line
 		r.Broadcast(NewFrame(line, protocol.AgentMessageFrame{Type: protocol.FrameAgentMessage, Data: e.Raw, Line: line}))
 	}
@@ -919,7 +1004,15 @@ func (r *Room) recordTurn(ctx context.Context, costUSD float64) {
 	r.running, r.compacting = false, false
 	r.mu.Unlock()
 	r.stateChanged()
-	sess, err := r.m.cfg.Store.RecordTurn(ctx, r.id, costUSD)
+	// Tried again while PostgreSQL cannot be reached, but only when the
+	// try surely changed nothing: a turn counted twice is worse than one
+	// left uncounted.
+	var sess store.Session
+	err := r.m.retryStore(ctx, false, func(ctx context.Context) error {
+		var err error
+		sess, err = r.m.cfg.Store.RecordTurn(ctx, r.id, costUSD)
+		return err
+	})
 	if err != nil {
 		r.m.log.ErrorContext(ctx, "record turn", "session_id", r.id, "err", err)
 	}

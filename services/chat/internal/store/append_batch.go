@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,6 +32,28 @@ type Append struct {
 	// had been sent (see AppendMessages): the lost lines are a gap in the
 	// log, and the next message comes after them.
 	After int64
+	// Key, when set, makes the append safe to send again: a message with
+	// this key already in the session's log (an earlier try committed,
+	// its answer lost with the connection) is returned as it is, not
+	// stored twice. A UUID (NewAppendKey); "" for none.
+	Key string
+}
+
+// NewAppendKey returns a new Append.Key.
+func NewAppendKey() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40 // version 4
+	b[8] = b[8]&0x3f | 0x80 // RFC 4122 variant
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
+
+// key is a's Key as appendSQL's $6.
+func (a Append) key() any {
+	if a.Key == "" {
+		return nil
+	}
+	return a.Key
 }
 
 // AppendMessages stores several messages, of one or several sessions, as
@@ -85,7 +108,7 @@ func (s *Store) AppendMessages(ctx context.Context, in []Append) (out []Message,
 		batch.Queue(`SELECT set_config('synchronous_commit', 'off', true)`)
 	}
 	for _, i := range order {
-		batch.Queue(appendSQL, in[i].SessionID, in[i].Kind, string(in[i].Payload), in[i].LockProvider, in[i].After)
+		batch.Queue(appendSQL, in[i].SessionID, in[i].Kind, string(in[i].Payload), in[i].LockProvider, in[i].After, in[i].key())
 	}
 	// A batch without transaction statements runs as one implicit
 	// transaction: one Sync, one commit; an error rolls it all back.
@@ -102,12 +125,17 @@ func (s *Store) AppendMessages(ctx context.Context, in []Append) (out []Message,
 		if _, err = br.Exec(); err != nil {
 			err = fmt.Errorf("append %d messages: set the transaction's settings: %w", len(in), err)
 			_ = br.Close()
+			s.lost(err)
 			return nil, nil, err
 		}
 	}
 	for _, i := range order {
 		m := Message{SessionID: in[i].SessionID, Kind: in[i].Kind, Payload: in[i].Payload}
-		switch serr := br.QueryRow().Scan(&m.Line, &m.IsFavorite, &m.CreatedAt); {
+		rows, serr := br.Query()
+		if serr == nil {
+			serr = scanAppended(rows, &m)
+		}
+		switch {
 		case errors.Is(serr, pgx.ErrNoRows):
 			errs[i] = notFound(serr, "append message to session", m.SessionID)
 		case serr != nil:
@@ -123,9 +151,21 @@ func (s *Store) AppendMessages(ctx context.Context, in []Append) (out []Message,
 		err = fmt.Errorf("append %d messages: %w", len(in), cerr)
 	}
 	if err != nil {
+		s.lost(err)
 		return nil, nil, err
 	}
 	return out, errs, nil
+}
+
+// lost makes the appends' next tries get fresh connections when err says
+// that PostgreSQL went away: the pool's other connections are most likely
+// dead too (a restart ends them all), and a try on one of them would fail
+// again, or wait for its timeout. Connections in use are closed once
+// released, not cut.
+func (s *Store) lost(err error) {
+	if Unavailable(err) {
+		s.appends.Reset()
+	}
 }
 
 // Lazy reports whether a may be committed without waiting for the disk:

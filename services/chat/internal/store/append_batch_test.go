@@ -309,8 +309,9 @@ func TestAppendPoolIsTheAppendsOwn(t *testing.T) {
 
 // A message's line comes after Append.After: when a crash of PostgreSQL
 // lost the last commits (here: next_line set back, their rows gone), lines
-// already sent are not given again; the lost ones are a gap. An After
-// below the log's end changes nothing.
+// already sent are not given again; the lost ones are a gap, and a gap
+// notice on the line after them says so. An After below the log's end
+// changes nothing.
 func TestAppendAfterLostLines(t *testing.T) {
 	s, dbURL := storetest.New(t)
 	ctx := context.Background()
@@ -326,12 +327,19 @@ func TestAppendAfterLostLines(t *testing.T) {
 	if err != nil || errors.Join(errs...) != nil {
 		t.Fatal(err, errs)
 	}
-	if msgs[0].Line != 6 || msgs[1].Line != 7 {
-		t.Fatalf("after a lost tail (sent up to 5): lines %d and %d, want 6 and 7", msgs[0].Line, msgs[1].Line)
+	if msgs[0].Line != 7 || msgs[1].Line != 8 {
+		t.Fatalf("after a lost tail (sent up to 5): lines %d and %d, want 7 and 8", msgs[0].Line, msgs[1].Line)
+	}
+	if g := msgs[0].Gap; g == nil || g.Line != 6 || g.Kind != store.KindNotice ||
+		string(g.Payload) != `{"gap": {"to_line": 5, "from_line": 4}, "role": "notice", "level": "warning", "content": "lines 4 to 5 were lost: the database crashed before they reached its disk"}` {
+		t.Fatalf("gap notice = %+v, want one for lines 4 to 5 on line 6", g)
+	}
+	if msgs[1].Gap != nil {
+		t.Errorf("the second message has a gap notice too: %+v", msgs[1].Gap)
 	}
 	msgs, errs, err = s.AppendMessages(ctx, []store.Append{ag(3, 2)})
-	if err != nil || errs[0] != nil || msgs[0].Line != 8 {
-		t.Fatalf("After below the log's end: %+v, %v, %v; want line 8", msgs, errs, err)
+	if err != nil || errs[0] != nil || msgs[0].Line != 9 || msgs[0].Gap != nil {
+		t.Fatalf("After below the log's end: %+v, %v, %v; want line 9", msgs, errs, err)
 	}
 	got, err := s.Messages(ctx, a.ID, 0, 100)
 	if err != nil {
@@ -341,8 +349,8 @@ func TestAppendAfterLostLines(t *testing.T) {
 	for _, m := range got {
 		lines = append(lines, m.Line)
 	}
-	if fmt.Sprint(lines) != "[1 2 3 6 7 8]" {
-		t.Errorf("log lines %v, want [1 2 3 6 7 8]", lines)
+	if fmt.Sprint(lines) != "[1 2 3 6 7 8 9]" {
+		t.Errorf("log lines %v, want [1 2 3 6 7 8 9]", lines)
 	}
 }
 
@@ -376,9 +384,50 @@ func TestSkipLostLines(t *testing.T) {
 	storetest.LoseTail(t, db, a.ID, 3)     // written before it started (no line lost here)
 	skip(2, false, 3)                      // not past the end
 	skip(3+store.MaxLostLines+1, false, 3) // too far to be a lost tail
-	skip(10, true, 10)
-	skip(20, false, 10) // once: the skip is the session's last write now
-	if m := mustAppend(t, s, a.ID, store.KindAgent, `{}`); m.Line != 11 {
-		t.Errorf("next message after the skip: line %d, want 11", m.Line)
+	skip(10, true, 11)                     // lines 4 to 10 lost; a gap notice on 11 says so
+	skip(20, false, 11)                    // once: the skip is the session's last write now
+	if m := mustAppend(t, s, a.ID, store.KindAgent, `{}`); m.Line != 12 {
+		t.Errorf("next message after the skip: line %d, want 12", m.Line)
+	}
+	msgs, err := s.Messages(ctx, a.ID, 3, 10)
+	if err != nil || len(msgs) != 2 || msgs[0].Line != 11 || msgs[0].Kind != store.KindNotice ||
+		string(msgs[0].Payload) != `{"gap": {"to_line": 10, "from_line": 4}, "role": "notice", "level": "warning", "content": "lines 4 to 10 were lost: the database crashed before they reached its disk"}` {
+		t.Errorf("the log after line 3: %+v, %v; want the gap notice on 11, then 12", msgs, err)
+	}
+}
+
+// An append sent again with its key (the first try committed, its answer
+// lost) returns the stored message and stores nothing more.
+func TestAppendKeyIsIdempotent(t *testing.T) {
+	s, _ := storetest.New(t)
+	ctx := context.Background()
+	a := mustCreate(t, s, store.NewSession{})
+	key := store.NewAppendKey()
+	in := []store.Append{
+		{SessionID: a.ID, Kind: store.KindAgent, Payload: json.RawMessage(`{"n": 1}`), Key: key},
+		{SessionID: a.ID, Kind: store.KindAgent, Payload: json.RawMessage(`{"n": 2}`), Key: store.NewAppendKey()},
+	}
+	first, errs, err := s.AppendMessages(ctx, in)
+	if err != nil || errors.Join(errs...) != nil {
+		t.Fatal(err, errs)
+	}
+	again, errs, err := s.AppendMessages(ctx, in)
+	if err != nil || errors.Join(errs...) != nil {
+		t.Fatal(err, errs)
+	}
+	for i := range in {
+		if again[i].Line != first[i].Line || !again[i].CreatedAt.Equal(first[i].CreatedAt) {
+			t.Errorf("message %d sent again: line %d at %v, want line %d at %v", i, again[i].Line, again[i].CreatedAt, first[i].Line, first[i].CreatedAt)
+		}
+	}
+	m, err := s.AppendMessage(ctx, a.ID, store.KindAgent, json.RawMessage(`{"n": 3}`))
+	if err != nil || m.Line != 3 {
+		t.Fatalf("next append: %+v, %v; want line 3", m, err)
+	}
+	// The same key in another session is another message.
+	b := mustCreate(t, s, store.NewSession{})
+	other, errs, err := s.AppendMessages(ctx, []store.Append{{SessionID: b.ID, Kind: store.KindAgent, Payload: json.RawMessage(`{}`), Key: key}})
+	if err != nil || errs[0] != nil || other[0].Line != 1 {
+		t.Fatalf("the key in another session: %+v, %v, %v", other, errs, err)
 	}
 }

@@ -37,6 +37,14 @@ func (q Queued) JSON() protocol.QueuedPrompt {
 // the disk, as a prompt's append does. ErrNotFound for an unknown session,
 // ErrQueueFull when it holds MaxQueued prompts.
 func (s *Store) Enqueue(ctx context.Context, sessionID, content string, images []protocol.ImageBlock) (Queued, error) {
+	return s.EnqueueAs(ctx, NewID(), sessionID, content, images)
+}
+
+// EnqueueAs is Enqueue with the prompt's queue id chosen by the caller,
+// which makes it safe to call again after a failure that does not say
+// whether it committed (Unavailable): a prompt with that id in the queue
+// already is returned as it is.
+func (s *Store) EnqueueAs(ctx context.Context, id, sessionID, content string, images []protocol.ImageBlock) (Queued, error) {
 	var imgs []byte
 	if len(images) > 0 {
 		var err error
@@ -44,7 +52,7 @@ func (s *Store) Enqueue(ctx context.Context, sessionID, content string, images [
 			return Queued{}, fmt.Errorf("enqueue a prompt of session %s: %w", sessionID, err)
 		}
 	}
-	q := Queued{ID: NewID(), SessionID: sessionID, Content: content, Images: images}
+	q := Queued{ID: id, SessionID: sessionID, Content: content, Images: images}
 	err := pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = on`); err != nil {
 			return err
@@ -52,6 +60,11 @@ func (s *Store) Enqueue(ctx context.Context, sessionID, content string, images [
 		// The session's row, locked: one writer at a time, so the cap
 		// holds exactly (and a deleted session is noticed).
 		if err := tx.QueryRow(ctx, `SELECT id FROM sessions WHERE id = $1 FOR UPDATE`, sessionID).Scan(new(string)); err != nil {
+			return err
+		}
+		// Queued by an earlier try whose answer was lost.
+		err := tx.QueryRow(ctx, `SELECT created_at FROM prompt_queue WHERE id = $1 AND session_id = $2`, id, sessionID).Scan(&q.CreatedAt)
+		if !errors.Is(err, pgx.ErrNoRows) {
 			return err
 		}
 		var n int
@@ -130,12 +143,34 @@ func (s *Store) FrontQueued(ctx context.Context, sessionID, queueID string) (boo
 // DequeueAppend takes the first prompt of the session's queue and appends
 // it to the log as a user prompt ({role, content, images?}), in one
 // transaction that waits for the disk: the prompt is in the queue or in
-// the log, never both, never neither. lockProvider and after are as in
-// Append. ok is false when the queue is empty.
-func (s *Store) DequeueAppend(ctx context.Context, sessionID string, lockProvider bool, after int64) (q Queued, m Message, ok bool, err error) {
+// the log, never both, never neither. lockProvider, after and key are as
+// in Append. ok is false when the queue is empty. With a key, it is safe
+// to call again after a failure that does not say whether it committed
+// (Unavailable): when the prompt stored under key is in the log, it is
+// returned (q with its content and images) and the queue is not touched.
+func (s *Store) DequeueAppend(ctx context.Context, sessionID string, lockProvider bool, after int64, key string) (q Queued, m Message, ok bool, err error) {
 	err = pgx.BeginFunc(ctx, s.appends, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = on`); err != nil {
 			return err
+		}
+		if key != "" {
+			m = Message{SessionID: sessionID, Kind: KindUserPrompt}
+			var payload []byte
+			err := tx.QueryRow(ctx, `SELECT line, payload, is_favorite, created_at FROM session_messages
+				WHERE session_id = $1 AND append_key = $2`, sessionID, key).Scan(&m.Line, &payload, &m.IsFavorite, &m.CreatedAt)
+			switch {
+			case err == nil:
+				m.Payload = payload
+				var p protocol.StoredPrompt
+				if err := json.Unmarshal(payload, &p); err != nil {
+					return err
+				}
+				q = Queued{SessionID: sessionID, Content: p.Content, Images: p.Images}
+				ok = true
+				return nil
+			case !errors.Is(err, pgx.ErrNoRows):
+				return err
+			}
 		}
 		q, err = scanQueued(tx.QueryRow(ctx, `DELETE FROM prompt_queue WHERE id = (
 				SELECT id FROM prompt_queue WHERE session_id = $1 ORDER BY position, created_at LIMIT 1 FOR UPDATE)
@@ -151,8 +186,15 @@ func (s *Store) DequeueAppend(ctx context.Context, sessionID string, lockProvide
 			return err
 		}
 		m = Message{SessionID: sessionID, Kind: KindUserPrompt, Payload: payload}
-		if err := tx.QueryRow(ctx, appendSQL, sessionID, KindUserPrompt, string(payload), lockProvider, after).
-			Scan(&m.Line, &m.IsFavorite, &m.CreatedAt); err != nil {
+		var k any
+		if key != "" {
+			k = key
+		}
+		rows, err := tx.Query(ctx, appendSQL, sessionID, KindUserPrompt, string(payload), lockProvider, after, k)
+		if err != nil {
+			return err
+		}
+		if err := scanAppended(rows, &m); err != nil {
 			return err
 		}
 		ok = true

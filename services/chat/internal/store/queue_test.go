@@ -59,11 +59,11 @@ func TestQueueOrderFrontCancelDequeue(t *testing.T) {
 	if got := queueContents(t, s, sess.ID); len(got) != 2 || got[0] != "c" || got[1] != "b" {
 		t.Fatalf("queue %v, want c b", got)
 	}
-	q, m, ok, err := s.DequeueAppend(ctx, sess.ID, true, 0)
+	q, m, ok, err := s.DequeueAppend(ctx, sess.ID, true, 0, "")
 	if err != nil || !ok || q.Content != "c" || m.Line != 2 || m.Kind != store.KindUserPrompt {
 		t.Fatalf("DequeueAppend = %+v %+v %v %v, want c at line 2", q, m, ok, err)
 	}
-	q, m, ok, err = s.DequeueAppend(ctx, sess.ID, false, 0)
+	q, m, ok, err = s.DequeueAppend(ctx, sess.ID, false, 0, "")
 	if err != nil || !ok || q.Content != "b" || len(q.Images) != 1 || m.Line != 3 {
 		t.Fatalf("second DequeueAppend = %+v %+v %v %v", q, m, ok, err)
 	}
@@ -72,7 +72,7 @@ func TestQueueOrderFrontCancelDequeue(t *testing.T) {
 	if len(msgs) != 1 || jsonUnmarshal(msgs[0].Payload, &stored) != nil || stored.Content != "b" || len(stored.Images) != 1 || stored.Role != "user" {
 		t.Fatalf("stored prompt %+v", msgs)
 	}
-	if _, _, ok, err := s.DequeueAppend(ctx, sess.ID, false, 0); ok || err != nil {
+	if _, _, ok, err := s.DequeueAppend(ctx, sess.ID, false, 0, ""); ok || err != nil {
 		t.Fatalf("DequeueAppend of an empty queue: %v %v", ok, err)
 	}
 	if got, _ := s.Get(ctx, sess.ID); !got.ProviderLocked {
@@ -140,3 +140,38 @@ func TestForkAt(t *testing.T) {
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// EnqueueAs and DequeueAppend with a key are safe to call again after a
+// failure that hid whether they committed: the prompt is queued once,
+// taken from the queue once, logged once.
+func TestQueueRetriesAreIdempotent(t *testing.T) {
+	s := mustStore(t)
+	ctx := context.Background()
+	sess := mustCreate(t, s, store.NewSession{})
+	id := store.NewID()
+	for range 2 {
+		if _, err := s.EnqueueAs(ctx, id, sess.ID, "once", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Enqueue(ctx, sess.ID, "next", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := queueContents(t, s, sess.ID); len(got) != 2 || got[0] != "once" {
+		t.Fatalf("queue %v, want [once next]", got)
+	}
+	key := store.NewAppendKey()
+	for i := range 2 {
+		q, m, ok, err := s.DequeueAppend(ctx, sess.ID, false, 0, key)
+		if err != nil || !ok || q.Content != "once" || m.Line != 1 {
+			t.Fatalf("DequeueAppend try %d = %+v %+v %v %v, want \"once\" on line 1", i, q, m, ok, err)
+		}
+	}
+	if got := queueContents(t, s, sess.ID); len(got) != 1 || got[0] != "next" {
+		t.Fatalf("queue after the dequeue and its retry: %v, want [next]", got)
+	}
+	msgs, err := s.Messages(ctx, sess.ID, 0, 10)
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("log %+v, %v; want the one prompt", msgs, err)
+	}
+}

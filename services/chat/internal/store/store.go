@@ -12,6 +12,7 @@
 package store
 
 import (
+	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -62,6 +63,21 @@ func New(db *pgxpool.Pool, opts ...Option) *Store {
 		o(s)
 	}
 	return s
+}
+
+// Ping checks that PostgreSQL answers, on a connection of the appends'
+// pool (the one whose failures matter most).
+func (s *Store) Ping(ctx context.Context) error { return s.appends.Ping(ctx) }
+
+// Reset closes the connections of both pools (idle ones at once, those in
+// use once released), so that the next calls connect afresh: after a
+// restart of PostgreSQL every pooled connection is dead, and a call on
+// one would fail although the server answers again.
+func (s *Store) Reset() {
+	s.db.Reset()
+	if s.appends != s.db {
+		s.appends.Reset()
+	}
 }
 
 // NewID returns a new session id: 26 characters of base32 (128 random
