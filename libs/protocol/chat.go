@@ -48,13 +48,27 @@ type StoredPrompt struct {
 }
 
 // StoredNotice is a server notice of the log (message_stored's message,
-// a notice line's payload): why a prompt got no answer.
+// a notice line's payload): why a prompt got no answer, or what became
+// of the agent's conversation.
 type StoredNotice struct {
 	Role       string `json:"role" tstype:"'notice'"`
 	Level      string `json:"level" tstype:"'error'"`
 	Content    string `json:"content"`
 	PromptLine int64  `json:"prompt_line"`
+	// Cause marks the notices of a fault: NoticeServerRestarted (a turn its
+	// server died during, closed by the next start: the session_ended that
+	// went with it is given again to a socket whose replay holds it),
+	// NoticeResumeLost (the agent could not continue its conversation and
+	// started a new one). Absent on the others.
+	Cause string `json:"cause,omitempty" tstype:"'server_restarted' | 'resume_lost'"`
 }
+
+// Causes of a StoredNotice; NoticeServerRestarted is a session_ended cause
+// too.
+const (
+	NoticeServerRestarted = "server_restarted"
+	NoticeResumeLost      = "resume_lost"
+)
 
 // QueuedPrompt is a prompt waiting for the running turn to end (see the
 // queue frame).
@@ -193,7 +207,7 @@ type CompactProgressFrame struct {
 type SessionEndedFrame struct {
 	Type     string `json:"type" tstype:"'session_ended'"`
 	Reason   string `json:"reason"`
-	Cause    string `json:"cause" tstype:"'closed' | 'exited' | 'crashed' | 'interrupted'"`
+	Cause    string `json:"cause" tstype:"'closed' | 'exited' | 'crashed' | 'interrupted' | 'server_restarted'"`
 	ExitCode int    `json:"exit_code"`
 }
 

@@ -51,14 +51,33 @@ export interface StoredPrompt {
 }
 /**
  * StoredNotice is a server notice of the log (message_stored's message,
- * a notice line's payload): why a prompt got no answer.
+ * a notice line's payload): why a prompt got no answer, or what became
+ * of the agent's conversation.
  */
 export interface StoredNotice {
   role: 'notice';
   level: 'error';
   content: string;
   prompt_line: number /* int64 */;
+  /**
+   * Cause marks the notices of a fault: NoticeServerRestarted (a turn its
+   * server died during, closed by the next start: the session_ended that
+   * went with it is given again to a socket whose replay holds it),
+   * NoticeResumeLost (the agent could not continue its conversation and
+   * started a new one). Absent on the others.
+   */
+  cause?: 'server_restarted' | 'resume_lost';
 }
+/**
+ * Causes of a StoredNotice; NoticeServerRestarted is a session_ended cause
+ * too.
+ */
+export const NoticeServerRestarted = "server_restarted";
+/**
+ * Causes of a StoredNotice; NoticeServerRestarted is a session_ended cause
+ * too.
+ */
+export const NoticeResumeLost = "resume_lost";
 /**
  * QueuedPrompt is a prompt waiting for the running turn to end (see the
  * queue frame).
@@ -226,7 +245,7 @@ export interface CompactProgressFrame {
 export interface SessionEndedFrame {
   type: 'session_ended';
   reason: string;
-  cause: 'closed' | 'exited' | 'crashed' | 'interrupted';
+  cause: 'closed' | 'exited' | 'crashed' | 'interrupted' | 'server_restarted';
   exit_code: number /* int */;
 }
 /**
