@@ -81,7 +81,8 @@ func (m *Manager) startCluster() {
 	m.stopCluster = cancel
 	m.ps = m.cfg.Redis.Subscribe(ctx)
 	ch := m.ps.ChannelWithSubscriptions()
-	m.loops.Add(2)
+	m.heartbeatInstance(ctx)
+	m.loops.Add(3)
 	go func() {
 		defer m.loops.Done()
 		for msg := range ch {
@@ -97,7 +98,21 @@ func (m *Manager) startCluster() {
 			case <-ctx.Done():
 				return
 			case <-t.C:
+				m.heartbeatInstance(ctx)
 				m.tick(ctx)
+			}
+		}
+	}()
+	go func() {
+		defer m.loops.Done()
+		t := time.NewTicker(m.cfg.OwnerTTL)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				m.RecoverTurns(ctx) // recover.go
 			}
 		}
 	}()
@@ -114,6 +129,9 @@ func (m *Manager) closeCluster(rooms map[string]*Room) {
 	}
 	_ = m.ps.Close()
 	m.loops.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), redisTimeout)
+	defer cancel()
+	_ = releaseScript.Run(ctx, m.cfg.Redis, []string{m.key("instance", m.instance)}, m.self.host).Err()
 }
 
 // subscribe learns a new room's last line and subscribes to its channels.

@@ -137,6 +137,13 @@ type Manager struct {
 	// subWait: per channel, who waits for its subscription's confirmation.
 	subMu   sync.Mutex
 	subWait map[string][]chan struct{}
+
+	// recover.go: where this instance runs; recoverMu serialises the
+	// looks for turns of dead instances, absent is when each instance's
+	// heartbeat was first found missing.
+	self      procID
+	recoverMu sync.Mutex
+	absent    map[string]time.Time
 }
 
 // NewManager returns a Manager with no rooms.
@@ -151,7 +158,10 @@ func NewManager(cfg Config) *Manager {
 	if cfg.Instance == "" {
 		cfg.Instance = newInstanceID()
 	}
-	m := &Manager{cfg: cfg, log: log, rooms: map[string]*Room{}, instance: cfg.Instance, subWait: map[string][]chan struct{}{}}
+	m := &Manager{
+		cfg: cfg, log: log, rooms: map[string]*Room{}, instance: cfg.Instance, subWait: map[string][]chan struct{}{},
+		self: selfProc(), absent: map[string]time.Time{},
+	}
 	m.auth = newRelayAuth(cfg.Secret, log)
 	m.turnKey = turnsig.New(cfg.Secret)
 	m.appends = newAppender(cfg.Store, &m.bg)

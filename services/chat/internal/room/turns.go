@@ -60,6 +60,8 @@ type prompt struct {
 	provider string
 	start    time.Time
 	number   int // the session's turn count at this turn, 1-based; 0 if unknown
+	// open: the turn is recorded in open_turns (recover.go).
+	open bool
 
 	// The turn's tool calls, in tool_use order; byID indexes them by
 	// tool_use id; denied holds the ids of the denied ones.
@@ -236,6 +238,7 @@ func (r *Room) turnStarted(provider string) {
 	if number > 0 {
 		v["turn_number"] = number
 	}
+	r.recordOpen(t)
 	r.m.publishTurn(v)
 }
 
@@ -365,6 +368,9 @@ func (r *Room) turnEnded(e *agent.TurnEnded) {
 	tools := t.toolList()
 	number := t.number
 	r.mu.Unlock()
+	if !r.closeOpen(t) {
+		return // closed as interrupted by another instance (recover.go)
+	}
 	toolsJSON, err := json.Marshal(tools)
 	if err != nil {
 		toolsJSON = []byte("[]")
