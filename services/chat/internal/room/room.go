@@ -584,7 +584,20 @@ func (r *Room) storeNotice(ctx context.Context, text string, promptLine int64) {
 	}
 	r.noticedPrompt = promptLine
 	r.mu.Unlock()
-	payload, _ := json.Marshal(protocol.StoredNotice{Role: "notice", Level: "error", Content: text, PromptLine: promptLine})
+	r.storeNoticeAs(ctx, text, promptLine, "")
+}
+
+// ResumeLostNotice is the notice of a conversation the agent could not
+// continue (agent.ResumeLost), reason its own words.
+func ResumeLostNotice(reason string) string {
+	return "the agent could not resume its conversation (" + reason + "): it goes on in a new one, " +
+		"without its memory of this session's earlier messages"
+}
+
+// storeNoticeAs stores a notice of cause (protocol.StoredNotice.Cause, ""
+// for none) and broadcasts it; see storeNotice.
+func (r *Room) storeNoticeAs(ctx context.Context, text string, promptLine int64, cause string) {
+	payload, _ := json.Marshal(protocol.StoredNotice{Role: "notice", Level: "error", Content: text, PromptLine: promptLine, Cause: cause})
 	_, err := r.appendAndBroadcast(context.WithoutCancel(ctx), store.KindNotice, payload, false, func(line int64) Frame {
 		return NewFrame(line, protocol.MessageStoredFrame{Type: protocol.FrameMessageStored, Message: payload, Line: line})
 	})
@@ -815,6 +828,13 @@ func (r *Room) pump(p agent.Provider, providerSessionID, providerName string) {
 				log.ErrorContext(ctx, "store permission mode", "err", err)
 			}
 			r.m.notify(Wake{SessionID: r.id, Kind: WakeSession})
+		case agent.ResumeLost:
+			// The provider started a new conversation in its place.
+			providerSessionID = ""
+			if _, err := st.SetProviderSessionID(ctx, r.id, ""); err != nil {
+				log.ErrorContext(ctx, "clear provider session id", "err", err)
+			}
+			r.storeNoticeAs(ctx, ResumeLostNotice(e.Reason), r.runningPromptLine(), protocol.NoticeResumeLost)
 		case agent.TurnStarted:
 			r.setRunning(true)
 			r.turnStarted(providerName)
