@@ -42,8 +42,16 @@ import (
 // InterruptedNotice is the notice of a turn whose server died during it.
 const InterruptedNotice = "turn interrupted: the server restarted"
 
-// recoverTimeout bounds one look for turns of dead instances.
-const recoverTimeout = 10 * time.Second
+// recoverTimeout bounds one look for turns of dead instances;
+// openTimeout the write of a turn's row at its start or end, which holds up
+// the session's pump (a turn whose row is not written runs all the same).
+const (
+	recoverTimeout = 10 * time.Second
+	openTimeout    = 2 * time.Second
+	// closeRetryDelay and closeRetryFor: see closeLater.
+	closeRetryDelay = time.Second
+	closeRetryFor   = 2 * time.Minute
+)
 
 // procID says where an instance runs.
 type procID struct {
@@ -98,7 +106,7 @@ type startedTurn struct {
 func (r *Room) recordOpen(t *prompt) {
 	m := r.m
 	b, _ := json.Marshal(startedTurn{Prompt: t.text, Cwd: t.cwd, Provider: t.provider, Model: t.model, TurnNumber: t.number})
-	ctx, cancel := context.WithTimeout(context.Background(), recoverTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
 	defer cancel()
 	err := m.cfg.Store.OpenTurn(ctx, store.OpenTurn{
 		TurnID: t.id, SessionID: r.id, PromptLine: t.line, Instance: m.instance,
@@ -124,17 +132,36 @@ func (r *Room) closeOpen(t *prompt) bool {
 	if !open {
 		return true
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), recoverTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
 	defer cancel()
 	ok, err := r.m.cfg.Store.CloseTurn(ctx, t.id, r.m.instance)
 	if err != nil {
-		r.m.log.Error("close the open turn", "session_id", r.id, "turn_id", t.id, "err", err)
+		// Left there, the row would have the turn closed again as
+		// interrupted once this instance is gone: try again meanwhile.
+		r.m.log.Error("close the open turn: trying again", "session_id", r.id, "turn_id", t.id, "err", err)
+		r.m.bg.Go(func() { r.m.closeLater(r.id, t.id) })
 		return true
 	}
 	if !ok {
 		r.m.log.Warn("a turn was closed as interrupted while it ran here", "session_id", r.id, "turn_id", t.id)
 	}
 	return ok
+}
+
+// closeLater deletes the row of a turn that ended here, every
+// closeRetryDelay until PostgreSQL takes it, for closeRetryFor at most (or
+// until the Manager closes).
+func (m *Manager) closeLater(session, turn string) {
+	for deadline := time.Now().Add(closeRetryFor); time.Now().Before(deadline) && !m.closing.Load(); {
+		time.Sleep(closeRetryDelay)
+		ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
+		_, err := m.cfg.Store.CloseTurn(ctx, turn, m.instance)
+		cancel()
+		if err == nil {
+			return
+		}
+	}
+	m.log.Error("close the open turn: given up", "session_id", session, "turn_id", turn)
 }
 
 // RecoverTurns closes the turns of dead instances (see above). Run calls
