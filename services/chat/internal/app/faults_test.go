@@ -28,6 +28,7 @@ import (
 	"github.com/svc-code/svc-code/libs/protocol"
 	"github.com/svc-code/svc-code/libs/redisx/redistest"
 	"github.com/svc-code/svc-code/libs/svchttp"
+	"github.com/svc-code/svc-code/services/chat/internal/store"
 )
 
 // The fault tests (issue 17): each starts the real processes it breaks
@@ -600,5 +601,60 @@ func TestFaultRedisRestartEmpty(t *testing.T) {
 		if got := c.do(http.MethodGet, "/api/session/"+s, ""); got.body["agent_running"] != false {
 			t.Errorf("session %s: agent_running %v after its turn", s, got.body["agent_running"])
 		}
+	}
+}
+
+// A turn of an instance on another host is closed only once that
+// instance's heartbeat has been missing for CHAT_OWNER_TTL: never while it
+// beats, whatever the session's claim says (an empty Redis loses claims of
+// live instances too).
+func TestFaultOtherHostsTurnClosedWhenItsHeartbeatStops(t *testing.T) {
+	c := startInstance(t, pgmigratetest.MustSchema(t), map[string]string{EnvOwnerTTL: "600ms"}, notFound, nil, nil)
+	rdb := newTestRedis(t)
+	prefix := "test:" + t.Name() + ":"
+	ctx := context.Background()
+	id := c.mustSession(t.TempDir())
+	if _, err := c.store.AppendMessage(ctx, id, store.KindUserPrompt, json.RawMessage(`{"role":"user","content":"go"}`)); err != nil {
+		t.Fatal(err)
+	}
+	beat := prefix + "chat:instance:elsewhere-1"
+	if err := rdb.Set(ctx, beat, "another host", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rdb.Del(context.Background(), beat) })
+	if err := c.store.OpenTurn(ctx, store.OpenTurn{
+		TurnID: id + ":1", SessionID: id, PromptLine: 1, Instance: "elsewhere-1", Host: "another host", PID: 1, PIDStart: 1,
+		StartedAt: time.Now(), Started: json.RawMessage(`{"prompt":"go","provider":"agent-sdk"}`),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	w := record(t, c, url.Values{"session": {id}, "after_line": {"1"}})
+	w.waitFor("connected", 10*time.Second, func(fs []frame, _ error) bool { return len(fs) > 0 })
+
+	// While it beats: four looks (CHAT_OWNER_TTL apart), nothing closed.
+	time.Sleep(4 * 600 * time.Millisecond)
+	if n := len(wholeLog(t, c, id)); n != 1 {
+		t.Fatalf("the log has %d lines while the turn's instance beats, want 1", n)
+	}
+	rdb.Del(ctx, beat)
+	stopped := time.Now()
+	fs := w.waitFor("session_ended", 10*time.Second, func(fs []frame, _ error) bool { return count(fs, isType("session_ended")) > 0 })
+	if d := time.Since(stopped); d < 600*time.Millisecond {
+		t.Errorf("closed %v after the heartbeat stopped, before CHAT_OWNER_TTL", d)
+	}
+	if n := count(fs, isCauseNotice(protocol.NoticeServerRestarted)); n != 1 {
+		t.Errorf("%d interrupted notices, want 1: %v", n, types(fs))
+	}
+	ends := 0
+	for _, e := range waitTurnEvents(t, rdb, prefix+"turns", id, 1) {
+		if e["event"] == "turn_ended" && e["stop_reason"] == "interrupted" {
+			ends++
+		}
+	}
+	if ends != 1 {
+		t.Errorf("%d interrupted turn_ended events, want 1", ends)
+	}
+	if log := wholeLog(t, c, id); len(log) != 2 || log[1].Kind != "notice" {
+		t.Errorf("log %v, want the prompt and the notice", log)
 	}
 }

@@ -217,9 +217,11 @@ func (m *Manager) instanceGone(ctx context.Context, t store.OpenTurn) bool {
 
 // releaseDeadScript releases the claims of the dead instance ARGV[1] on a
 // session: its ownership KEYS[1] and live state KEYS[2] (also a state left
-// with no owner), its live mark KEYS[3]. It returns 0, changing nothing,
-// when another instance owns the session.
+// with no owner), its live mark KEYS[3]. It returns 1 then; 2, changing
+// nothing, when this instance (ARGV[2]) owns the session, 0 when another
+// does.
 var releaseDeadScript = redis.NewScript(`local o = redis.call("GET", KEYS[1])
+if o and o == ARGV[2] then return 2 end
 if o and o ~= ARGV[1] then return 0 end
 redis.call("DEL", KEYS[1], KEYS[2])
 if redis.call("GET", KEYS[3]) == ARGV[1] then redis.call("DEL", KEYS[3]) end
@@ -229,16 +231,21 @@ return 1`)
 func (m *Manager) interrupt(ctx context.Context, t store.OpenTurn) {
 	log := m.log.With("session_id", t.SessionID, "turn_id", t.TurnID, "instance", t.Instance)
 	r := m.room(t.SessionID)
-	ownedElsewhere := false
+	// ownedElsewhere: a live instance owns the session now (a socket
+	// claimed it after the dead one's claim expired), and may run a turn
+	// of its own: the dead turn is closed without ending anything else.
+	ownedElsewhere, ownedHere := false, false
 	if m.multi() {
 		n, err := releaseDeadScript.Run(ctx, m.cfg.Redis,
-			[]string{m.key("owner", t.SessionID), m.key("state", t.SessionID), m.key("live", t.SessionID)}, t.Instance).Int()
+			[]string{m.key("owner", t.SessionID), m.key("state", t.SessionID), m.key("live", t.SessionID)},
+			t.Instance, m.instance).Int()
 		if err != nil {
 			log.ErrorContext(ctx, "release the claims of a dead instance", "err", err)
 			m.dropIfIdle(r)
 			return // the next look tries again
 		}
-		ownedElsewhere = n == 0
+		ownedHere = n == 2
+		ownedElsewhere = n == 0 || ownedHere && r.isRunning()
 	}
 	payload, _ := json.Marshal(protocol.StoredNotice{
 		Role: "notice", Level: "error", Content: InterruptedNotice, PromptLine: t.PromptLine,
@@ -260,7 +267,7 @@ func (m *Manager) interrupt(ctx context.Context, t store.OpenTurn) {
 	log.WarnContext(ctx, "closed a turn its instance left running: the instance is gone", "line", msg.Line)
 	if !ownedElsewhere {
 		// The dead process's requests, then its end.
-		if m.multi() {
+		if m.multi() && !ownedHere {
 			r.takeover(ctx)
 		}
 		r.Broadcast(endedFrame())
@@ -283,7 +290,7 @@ func (m *Manager) interrupt(ctx context.Context, t store.OpenTurn) {
 		m.dropIfIdle(r)
 		return
 	}
-	if m.multi() {
+	if m.multi() && !ownedHere {
 		if _, err := r.claim(ctx); err != nil { // kicks the queue
 			log.ErrorContext(ctx, "claim session", "err", err)
 		}
