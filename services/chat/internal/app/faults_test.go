@@ -658,3 +658,67 @@ func TestFaultOtherHostsTurnClosedWhenItsHeartbeatStops(t *testing.T) {
 		t.Errorf("log %v, want the prompt and the notice", log)
 	}
 }
+
+// TestFaultChatStoppedMidTurn: chat stopped (SIGTERM, as a supervisor or
+// a deploy does) during a turn ends the turn itself, as interrupted: the
+// notice in the log, turn_ended "interrupted" once; the client that
+// reconnects after the restart gets the notice and session_ended, and
+// connected says no agent runs.
+func TestFaultChatStoppedMidTurn(t *testing.T) {
+	db := pgmigratetest.MustSchema(t)
+	prefix := "test:" + t.Name() + ":"
+	p := startChatProc(t, map[string]string{
+		"SVC_CODE_HOME": t.TempDir(), "SVC_INTERNAL_SECRET": testSecret, "REDIS_URL": testRedisURL(),
+		"REDIS_PREFIX": prefix, "DATABASE_URL": db, "SHUTDOWN_TIMEOUT": "5s", "FAKECLAUDE_DELAY": "150ms",
+	})
+	p.do(http.MethodPut, "/api/app/provider-path/claude", `{"path":`+quote(fake(t))+`}`).want(t, http.StatusOK, "")
+	rdb := newTestRedis(t)
+
+	first := record(t, p.chat, url.Values{"cwd": {t.TempDir()}})
+	fs := first.waitFor("connected", 10*time.Second, func(fs []frame, _ error) bool { return len(fs) > 0 })
+	id := fs[0].str("session_id")
+	first.send(map[string]any{"type": "user_message", "content": "SLOW 200"})
+	first.waitFor("3 assistant messages", 20*time.Second, func(fs []frame, _ error) bool {
+		return count(fs, func(f frame) bool { return f.dataType() == "assistant" }) >= 3
+	})
+	p.terminate()
+	before := first.waitFor("the socket's end", 10*time.Second, func(_ []frame, closed error) bool { return closed != nil })
+	last := int64(0)
+	for _, f := range before {
+		last = max(last, f.line())
+	}
+
+	p.start()
+	second := record(t, p.chat, url.Values{"session": {id}, "after_line": {strconv.FormatInt(last, 10)}})
+	after := second.waitFor("session_ended", 10*time.Second, func(fs []frame, _ error) bool {
+		return count(fs, isType("session_ended")) > 0
+	})
+	if conn := after[0]; conn["agent_running"] != false {
+		t.Errorf("after the restart: %v, want agent_running false", conn)
+	}
+	if n := count(after, isCauseNotice(protocol.NoticeServerRestarted)); n != 1 {
+		t.Errorf("%d interrupted notices on reconnect, want 1: %v", n, types(after))
+	}
+	if f := after[len(after)-1]; f.str("cause") != "server_restarted" {
+		t.Errorf("session_ended = %v", f)
+	}
+	interrupted := 0
+	for _, m := range wholeLog(t, p.chat, id) {
+		var n protocol.StoredNotice
+		if json.Unmarshal(m.Payload, &n) == nil && n.Cause == protocol.NoticeServerRestarted {
+			interrupted++
+		}
+	}
+	if interrupted != 1 {
+		t.Errorf("%d interrupted notices in the log, want 1", interrupted)
+	}
+	var ends []map[string]any
+	for _, e := range waitTurnEvents(t, rdb, prefix+"turns", id, 2) {
+		if e["event"] == "turn_ended" {
+			ends = append(ends, e)
+		}
+	}
+	if len(ends) != 1 || ends[0]["stop_reason"] != "interrupted" {
+		t.Errorf("turn_ended events %v, want one, interrupted", ends)
+	}
+}

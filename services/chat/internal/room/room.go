@@ -843,7 +843,7 @@ func (r *Room) pump(p agent.Provider, providerSessionID, providerName string) {
 				r.recordTurn(ctx, e.CostUSD)
 			}
 			turnRecorded = false
-			r.turnEnded(&e)
+			r.turnEnded(&e, "")
 			r.kickQueue()
 		case agent.ProcessExited:
 			r.mu.Lock()
@@ -851,9 +851,19 @@ func (r *Room) pump(p agent.Provider, providerSessionID, providerName string) {
 			cut := e.TurnRunning
 			r.mu.Unlock()
 			r.stateChanged()
+			// chat shutting down (SIGTERM) closes the process: the turn
+			// is interrupted as by a crash of chat (recover.go), said in
+			// the log, which the sockets, closed already, read when they
+			// come back.
+			shutdown := e.Cause == agent.ExitClosed && r.m.closing.Load()
 			if cut {
 				promptLine := r.runningPromptLine()
-				r.turnEnded(nil)
+				if shutdown {
+					r.turnEnded(nil, "interrupted")
+					r.storeNoticeAs(ctx, InterruptedNotice, promptLine, protocol.NoticeServerRestarted)
+				} else {
+					r.turnEnded(nil, "process_exited")
+				}
 				// A turn the agent never finished (a crash before its
 				// first line, or later): the log says why.
 				if e.Cause == agent.ExitCrashed || e.Cause == agent.ExitExited {

@@ -356,8 +356,8 @@ func (t *prompt) toolList() []turnTool {
 }
 
 // turnEnded pops the running turn and publishes turn_ended; e is nil for a
-// turn cut off by the process's exit.
-func (r *Room) turnEnded(e *agent.TurnEnded) {
+// turn cut off by the process's exit, whose stop_reason is cut.
+func (r *Room) turnEnded(e *agent.TurnEnded, cut string) {
 	r.mu.Lock()
 	if len(r.turns) == 0 {
 		r.mu.Unlock()
@@ -382,7 +382,7 @@ func (r *Room) turnEnded(e *agent.TurnEnded) {
 		"cost_usd": "0", "input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0,
 		"cache_creation_tokens": 0, "duration_ms": now.Sub(t.start).Milliseconds(), "tool_calls": len(tools),
 		"tools":    string(toolsJSON),
-		"is_error": "true", "stop_reason": "process_exited", "ended_at": now.UTC().Format(time.RFC3339Nano),
+		"is_error": "true", "stop_reason": cut, "ended_at": now.UTC().Format(time.RFC3339Nano),
 	}
 	if number > 0 {
 		v["turn_number"] = number
