@@ -327,10 +327,10 @@ func (s *server) replay(c *conn, id string, after int64, put func(...room.Frame)
 		frames := make([]room.Frame, len(msgs))
 		for i, m := range msgs {
 			frames[i] = room.FrameOf(m)
-			switch {
-			case m.Kind == store.KindUserPrompt:
+			switch m.Kind {
+			case store.KindUserPrompt:
 				ended = nil // a later turn: the session went on
-			case m.Kind == store.KindNotice:
+			case store.KindNotice:
 				if f, ok := room.EndedByNotice(m); ok {
 					ended = &f
 				}
