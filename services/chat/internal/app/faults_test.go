@@ -383,8 +383,14 @@ func TestFaultChatKilledMidTurn(t *testing.T) {
 	rdb := newTestRedis(t)
 	stream := prefix + "turns"
 
+	// An idle session the killed chat owns, its agent warm.
+	idle := record(t, p.chat, url.Values{"cwd": {t.TempDir()}})
+	idle.send(map[string]any{"type": "user_message", "content": "hello there"})
+	fs := idle.waitFor("the idle session's result", 20*time.Second, func(fs []frame, _ error) bool { return count(fs, isResult) > 0 })
+	idleID := fs[0].str("session_id")
+
 	first := record(t, p.chat, url.Values{"cwd": {t.TempDir()}})
-	fs := first.waitFor("connected", 10*time.Second, func(fs []frame, _ error) bool { return len(fs) > 0 })
+	fs = first.waitFor("connected", 10*time.Second, func(fs []frame, _ error) bool { return len(fs) > 0 })
 	id := fs[0].str("session_id")
 	first.send(map[string]any{"type": "user_message", "content": "SLOW 200"})
 	// Mid-turn: a few of its messages are out.
@@ -431,6 +437,17 @@ func TestFaultChatKilledMidTurn(t *testing.T) {
 	}
 	if s := p.do(http.MethodGet, "/api/session/"+id, ""); s.body["agent_running"] != false {
 		t.Errorf("GET /api/session after the restart: agent_running %v", s.body["agent_running"])
+	}
+
+	// The idle session answers at once (its dead claim is released), in a
+	// new process that resumes its saved conversation.
+	again := record(t, p.chat, url.Values{"session": {idleID}, "after_line": {"4"}})
+	again.send(map[string]any{"type": "user_message", "content": "hello again"})
+	got := again.waitFor("the idle session's result", 20*time.Second, func(fs []frame, _ error) bool {
+		return count(fs, isResult) > 0 || count(fs, isType("error")) > 0
+	})
+	if n := count(got, isType("error")) + count(got, isType("session_ended")); n != 0 || count(got, isResult) != 1 {
+		t.Errorf("the idle session after the restart: %v", got)
 	}
 
 	// The next prompt works: the agent starts a new conversation.

@@ -131,7 +131,7 @@ func (m *Manager) closeCluster(rooms map[string]*Room) {
 	m.loops.Wait()
 	ctx, cancel := context.WithTimeout(context.Background(), redisTimeout)
 	defer cancel()
-	_ = releaseScript.Run(ctx, m.cfg.Redis, []string{m.key("instance", m.instance)}, m.self.host).Err()
+	_ = releaseScript.Run(ctx, m.cfg.Redis, []string{m.key("instance", m.instance)}, m.self.String()).Err()
 }
 
 // subscribe learns a new room's last line and subscribes to its channels.

@@ -38,6 +38,11 @@ import (
 //     (TTL OwnerTTL, renewed every OwnerTTL/3) has been missing on two
 //     looks at least OwnerTTL apart. An instance that is alive sets it
 //     again within OwnerTTL/3 of a Redis restart that lost it.
+//
+// The heartbeat holds where the instance runs (procID.String): the claims
+// of a dead instance of this host are released at once, idle sessions'
+// too (releaseDeadClaims), so that a socket's first command after the
+// restart is not forwarded to nobody.
 
 // InterruptedNotice is the notice of a turn whose server died during it.
 const InterruptedNotice = "turn interrupted: the server restarted"
@@ -67,6 +72,28 @@ func selfProc() procID {
 	ns, _ := os.Readlink("/proc/self/ns/pid")
 	pid := os.Getpid()
 	return procID{host: name + "|" + strings.TrimSpace(string(boot)) + "|" + ns, pid: pid, start: procStart(pid)}
+}
+
+// String is how the instance's heartbeat key holds p.
+func (p procID) String() string {
+	return p.host + "\n" + strconv.Itoa(p.pid) + "\n" + strconv.FormatInt(p.start, 10)
+}
+
+// parseProcID reads a heartbeat's procID.
+func parseProcID(s string) (procID, bool) {
+	f := strings.Split(s, "\n")
+	if len(f) != 3 {
+		return procID{}, false
+	}
+	pid, err1 := strconv.Atoi(f[1])
+	start, err2 := strconv.ParseInt(f[2], 10, 64)
+	return procID{host: f[0], pid: pid, start: start}, err1 == nil && err2 == nil
+}
+
+// goneFrom reports whether p is known, from self's host, to be dead: it ran
+// on that host and its process is not alive.
+func (p procID) goneFrom(self procID) bool {
+	return p.host == self.host && procStart(p.pid) != p.start
 }
 
 // procStart is the start time of process pid (field 22 of its stat), -1
@@ -171,6 +198,7 @@ func (m *Manager) RecoverTurns(ctx context.Context) {
 	defer m.recoverMu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, recoverTimeout)
 	defer cancel()
+	m.releaseDeadClaims(ctx)
 	ts, err := m.cfg.Store.OpenTurns(ctx, m.instance)
 	if err != nil {
 		m.log.ErrorContext(ctx, "read the open turns", "err", err)
@@ -187,6 +215,49 @@ func (m *Manager) RecoverTurns(ctx context.Context) {
 		if !seen[id] {
 			delete(m.absent, id)
 		}
+	}
+}
+
+// releaseDeadClaims releases the claims of the instances of this host
+// whose process is dead (their heartbeat says where they ran), idle
+// sessions' too: a socket's command on such a session would otherwise be
+// forwarded to nobody until the claim expires.
+func (m *Manager) releaseDeadClaims(ctx context.Context) {
+	if !m.multi() {
+		return
+	}
+	dead := map[string]bool{}
+	prefix := m.key("instance", "")
+	iter := m.cfg.Redis.Scan(ctx, 0, globEscape(prefix)+"*", 500).Iterator()
+	for iter.Next(ctx) {
+		id := strings.TrimPrefix(iter.Val(), prefix)
+		if id == m.instance {
+			continue
+		}
+		if p, ok := parseProcID(m.cfg.Redis.Get(ctx, iter.Val()).Val()); ok && p.goneFrom(m.self) {
+			dead[id] = true
+		}
+	}
+	if err := iter.Err(); err != nil || len(dead) == 0 {
+		return
+	}
+	prefix = m.key("owner", "")
+	iter = m.cfg.Redis.Scan(ctx, 0, globEscape(prefix)+"*", 500).Iterator()
+	for iter.Next(ctx) {
+		owner := m.cfg.Redis.Get(ctx, iter.Val()).Val()
+		if !dead[owner] {
+			continue
+		}
+		id := strings.TrimPrefix(iter.Val(), prefix)
+		if err := releaseDeadScript.Run(ctx, m.cfg.Redis,
+			[]string{m.key("owner", id), m.key("state", id), m.key("live", id)}, owner, m.instance).Err(); err != nil {
+			m.log.ErrorContext(ctx, "release the claims of a dead instance", "session_id", id, "instance", owner, "err", err)
+			return
+		}
+		m.log.InfoContext(ctx, "released the claim of a dead instance", "session_id", id, "instance", owner)
+	}
+	for id := range dead {
+		m.cfg.Redis.Del(ctx, m.key("instance", id))
 	}
 }
 
@@ -358,7 +429,7 @@ func (m *Manager) dropIfIdle(r *Room) {
 func (m *Manager) heartbeatInstance(ctx context.Context) {
 	cctx, cancel := context.WithTimeout(ctx, min(redisTimeout, m.cfg.OwnerTTL/3))
 	defer cancel()
-	if err := m.cfg.Redis.Set(cctx, m.key("instance", m.instance), m.self.host, m.cfg.OwnerTTL).Err(); err != nil {
+	if err := m.cfg.Redis.Set(cctx, m.key("instance", m.instance), m.self.String(), m.cfg.OwnerTTL).Err(); err != nil {
 		m.log.WarnContext(cctx, "renew the instance's heartbeat", "err", err)
 	}
 }
