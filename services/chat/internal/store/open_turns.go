@@ -101,6 +101,16 @@ func (s *Store) OpenTurns(ctx context.Context, instance string) ([]OpenTurn, err
 	return ts, nil
 }
 
+// interruptNoticeSQL appends the notice $2 at the next line of session
+// $1's log, as AppendMessage does a notice (its own statement: the log's
+// appends carry more than a notice needs).
+const interruptNoticeSQL = `WITH s AS (
+		UPDATE sessions SET next_line = next_line + 1, updated_at = now() WHERE id = $1 RETURNING id, next_line
+	)
+	INSERT INTO session_messages (session_id, line, kind, payload)
+	SELECT s.id, s.next_line, 'notice', $2 FROM s
+	RETURNING line, created_at`
+
 // InterruptTurn closes the open turn t of a dead instance: in one
 // transaction, which waits for the disk, it deletes t's row and appends
 // notice (a KindNotice payload) to its session's log. ok is false, and
@@ -113,8 +123,7 @@ func (s *Store) InterruptTurn(ctx context.Context, t OpenTurn, notice json.RawMe
 			return err
 		}
 		msg = Message{SessionID: t.SessionID, Kind: KindNotice, Payload: notice}
-		err = tx.QueryRow(ctx, appendSQL, t.SessionID, KindNotice, string(notice), false, 0).
-			Scan(&msg.Line, &msg.IsFavorite, &msg.CreatedAt)
+		err = tx.QueryRow(ctx, interruptNoticeSQL, t.SessionID, string(notice)).Scan(&msg.Line, &msg.CreatedAt)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil // the session is gone: the row went with it
 		}
