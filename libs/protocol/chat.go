@@ -49,14 +49,20 @@ type StoredPrompt struct {
 
 // StoredNotice is a server notice of the log (message_stored's message,
 // a notice line's payload): why a prompt got no answer (level error, with
-// the prompt's line), or a gap notice (level warning, with Gap): agent
-// messages the log does not hold.
+// the prompt's line), what became of the agent's conversation, or a gap
+// notice (level warning, with Gap): agent messages the log does not hold.
 type StoredNotice struct {
 	Role       string     `json:"role" tstype:"'notice'"`
 	Level      string     `json:"level" tstype:"'error' | 'warning'"`
 	Content    string     `json:"content"`
 	PromptLine int64      `json:"prompt_line,omitempty"`
 	Gap        *NoticeGap `json:"gap,omitempty"`
+	// Cause marks the notices of a fault: NoticeServerRestarted (a turn its
+	// server died during, closed by the next start: the session_ended that
+	// went with it is given again to a socket whose replay holds it),
+	// NoticeResumeLost (the agent could not continue its conversation and
+	// started a new one). Absent on the others.
+	Cause string `json:"cause,omitempty" tstype:"'server_restarted' | 'resume_lost'"`
 }
 
 // NoticeGap is what a gap notice says is missing: the lines FromLine to
@@ -68,6 +74,13 @@ type NoticeGap struct {
 	ToLine   int64 `json:"to_line,omitempty"`
 	Messages int   `json:"messages,omitempty"`
 }
+
+// Causes of a StoredNotice; NoticeServerRestarted is a session_ended cause
+// too.
+const (
+	NoticeServerRestarted = "server_restarted"
+	NoticeResumeLost      = "resume_lost"
+)
 
 // QueuedPrompt is a prompt waiting for the running turn to end (see the
 // queue frame).
@@ -206,7 +219,7 @@ type CompactProgressFrame struct {
 type SessionEndedFrame struct {
 	Type     string `json:"type" tstype:"'session_ended'"`
 	Reason   string `json:"reason"`
-	Cause    string `json:"cause" tstype:"'closed' | 'exited' | 'crashed' | 'interrupted'"`
+	Cause    string `json:"cause" tstype:"'closed' | 'exited' | 'crashed' | 'interrupted' | 'server_restarted'"`
 	ExitCode int    `json:"exit_code"`
 }
 

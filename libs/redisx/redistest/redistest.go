@@ -23,6 +23,36 @@ import (
 type Server struct {
 	// Addr is its host:port.
 	Addr string
+
+	tb   testing.TB
+	bin  string
+	port int
+	opt  redis.Options
+	args []string
+	mu   sync.Mutex
+	stop func() // ends the running server; nil when none runs
+}
+
+// Kill ends the server at once (SIGKILL), as a crash does; what it held
+// is gone (no persistence).
+func (s *Server) Kill() {
+	s.mu.Lock()
+	stop := s.stop
+	s.stop = nil
+	s.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+}
+
+// Restart starts the server again, empty, on the same address (after
+// Kill; it kills a running one first) and waits until it answers.
+func (s *Server) Restart() {
+	s.tb.Helper()
+	s.Kill()
+	if _, err := start(s.tb, s.bin, s.port, s.opt, s.args, s); err != nil {
+		s.tb.Fatalf("restart redis-server: %v", err)
+	}
 }
 
 // Start runs redis-server on 127.0.0.1 with no persistence and the
@@ -41,7 +71,7 @@ func Start(tb testing.TB, opt redis.Options, args ...string) *Server {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		s, err := start(tb, bin, port, opt, args)
+		s, err := start(tb, bin, port, opt, args, nil)
 		if err == nil {
 			return s
 		}
@@ -51,7 +81,9 @@ func Start(tb testing.TB, opt redis.Options, args ...string) *Server {
 	return nil
 }
 
-func start(tb testing.TB, bin string, port int, opt redis.Options, args []string) (*Server, error) {
+// start runs redis-server on port; s, when not nil, is the Server it
+// restarts.
+func start(tb testing.TB, bin string, port int, opt redis.Options, args []string, s *Server) (*Server, error) {
 	full := append([]string{
 		"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
 		"--dir", tb.TempDir(), "--loglevel", "warning",
@@ -68,7 +100,9 @@ func start(tb testing.TB, bin string, port int, opt redis.Options, args []string
 		_ = cmd.Process.Kill()
 		<-exited
 	}
-	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}
+	if s == nil {
+		s = &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), tb: tb, bin: bin, port: port, opt: opt, args: args}
+	}
 	opt.Addr = s.Addr
 	c := redis.NewClient(&opt)
 	defer c.Close()
@@ -91,7 +125,12 @@ func start(tb testing.TB, bin string, port int, opt redis.Options, args []string
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	tb.Cleanup(stop)
+	var once sync.Once
+	stopOnce := func() { once.Do(stop) }
+	s.mu.Lock()
+	s.stop = stopOnce
+	s.mu.Unlock()
+	tb.Cleanup(stopOnce)
 	return s, nil
 }
 

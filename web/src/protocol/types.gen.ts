@@ -52,8 +52,8 @@ export interface StoredPrompt {
 /**
  * StoredNotice is a server notice of the log (message_stored's message,
  * a notice line's payload): why a prompt got no answer (level error, with
- * the prompt's line), or a gap notice (level warning, with Gap): agent
- * messages the log does not hold.
+ * the prompt's line), what became of the agent's conversation, or a gap
+ * notice (level warning, with Gap): agent messages the log does not hold.
  */
 export interface StoredNotice {
   role: 'notice';
@@ -61,6 +61,14 @@ export interface StoredNotice {
   content: string;
   prompt_line?: number /* int64 */;
   gap?: NoticeGap;
+  /**
+   * Cause marks the notices of a fault: NoticeServerRestarted (a turn its
+   * server died during, closed by the next start: the session_ended that
+   * went with it is given again to a socket whose replay holds it),
+   * NoticeResumeLost (the agent could not continue its conversation and
+   * started a new one). Absent on the others.
+   */
+  cause?: 'server_restarted' | 'resume_lost';
 }
 /**
  * NoticeGap is what a gap notice says is missing: the lines FromLine to
@@ -73,6 +81,16 @@ export interface NoticeGap {
   to_line?: number /* int64 */;
   messages?: number /* int */;
 }
+/**
+ * Causes of a StoredNotice; NoticeServerRestarted is a session_ended cause
+ * too.
+ */
+export const NoticeServerRestarted = "server_restarted";
+/**
+ * Causes of a StoredNotice; NoticeServerRestarted is a session_ended cause
+ * too.
+ */
+export const NoticeResumeLost = "resume_lost";
 /**
  * QueuedPrompt is a prompt waiting for the running turn to end (see the
  * queue frame).
@@ -240,7 +258,7 @@ export interface CompactProgressFrame {
 export interface SessionEndedFrame {
   type: 'session_ended';
   reason: string;
-  cause: 'closed' | 'exited' | 'crashed' | 'interrupted';
+  cause: 'closed' | 'exited' | 'crashed' | 'interrupted' | 'server_restarted';
   exit_code: number /* int */;
 }
 /**

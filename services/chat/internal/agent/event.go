@@ -19,6 +19,7 @@ const (
 	KindTurnEnded         Kind = "turn_ended"
 	KindProcessStarted    Kind = "process_started"
 	KindProcessExited     Kind = "process_exited"
+	KindResumeLost        Kind = "resume_lost"
 )
 
 // Event is one thing a provider reports; switch on the concrete type.
@@ -229,3 +230,17 @@ func (ProcessStarted) Kind() Kind { return KindProcessStarted }
 
 // Kind implements Event.
 func (ProcessExited) Kind() Kind { return KindProcessExited }
+
+// ResumeLost says the agent could not continue its conversation (the CLI
+// has no such session any more, Codex refused the thread) and a new one
+// was started in its place: the agent no longer remembers the session's
+// earlier messages. The turn goes on in the new conversation.
+type ResumeLost struct {
+	// SessionID is the conversation that could not be continued.
+	SessionID string `json:"session_id"`
+	// Reason is the agent's own word for it.
+	Reason string `json:"reason"`
+}
+
+// Kind implements Event.
+func (ResumeLost) Kind() Kind { return KindResumeLost }

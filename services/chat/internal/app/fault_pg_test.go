@@ -27,9 +27,9 @@ import (
 // every prompt acknowledged must be stored. docs/api.md, "When PostgreSQL
 // fails", says what a client sees.
 
-// recorder is a /chat client of one session that records every frame and
+// pgRecorder is a /chat client of one session that records every frame and
 // reconnects (after_line: the last line it has) when its socket ends.
-type recorder struct {
+type pgRecorder struct {
 	t  *testing.T
 	c  *chat
 	id string
@@ -47,9 +47,9 @@ type recorder struct {
 
 // record opens the session's socket and records from it until the test
 // ends.
-func record(t *testing.T, c *chat, id string) *recorder {
+func recordPG(t *testing.T, c *chat, id string) *pgRecorder {
 	t.Helper()
-	r := &recorder{t: t, c: c, id: id, lines: map[int64]frame{}, changed: make(chan struct{}), done: make(chan struct{})}
+	r := &pgRecorder{t: t, c: c, id: id, lines: map[int64]frame{}, changed: make(chan struct{}), done: make(chan struct{})}
 	if !r.dial(time.Now().Add(10 * time.Second)) {
 		t.Fatal("could not open the session's socket")
 	}
@@ -67,7 +67,7 @@ func record(t *testing.T, c *chat, id string) *recorder {
 
 // dial opens a socket with after_line = the last line seen, trying again
 // (a 503 while PostgreSQL is down) until deadline.
-func (r *recorder) dial(deadline time.Time) bool {
+func (r *pgRecorder) dial(deadline time.Time) bool {
 	for time.Now().Before(deadline) {
 		r.mu.Lock()
 		q := url.Values{"session": {r.id}, "after_line": {strconv.FormatInt(r.last, 10)}}
@@ -89,7 +89,7 @@ func (r *recorder) dial(deadline time.Time) bool {
 	return false
 }
 
-func (r *recorder) run() {
+func (r *pgRecorder) run() {
 	defer close(r.done)
 	for {
 		r.mu.Lock()
@@ -122,24 +122,24 @@ func (r *recorder) run() {
 	}
 }
 
-// drop ends the current socket as a network cut would; the recorder
+// drop ends the current socket as a network cut would; the pgRecorder
 // reconnects with after_line.
-func (r *recorder) drop() {
+func (r *pgRecorder) drop() {
 	r.mu.Lock()
 	ws := r.ws
 	r.mu.Unlock()
 	_ = ws.NetConn().Close()
 }
 
-// sockets returns how many sockets the recorder opened.
-func (r *recorder) sockets() int {
+// sockets returns how many sockets the pgRecorder opened.
+func (r *pgRecorder) sockets() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.dials
 }
 
 // send writes a client message on the current socket.
-func (r *recorder) send(v any) {
+func (r *pgRecorder) send(v any) {
 	r.t.Helper()
 	b, _ := json.Marshal(v)
 	r.mu.Lock()
@@ -151,7 +151,7 @@ func (r *recorder) send(v any) {
 
 // wait waits until cond holds for the frames so far, failing the test
 // after timeout.
-func (r *recorder) wait(what string, timeout time.Duration, cond func([]frame) bool) {
+func (r *pgRecorder) wait(what string, timeout time.Duration, cond func([]frame) bool) {
 	r.t.Helper()
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
@@ -171,7 +171,7 @@ func (r *recorder) wait(what string, timeout time.Duration, cond func([]frame) b
 }
 
 // snapshot returns the frames so far and the first frame of each line.
-func (r *recorder) snapshot() ([]frame, map[int64]frame) {
+func (r *pgRecorder) snapshot() ([]frame, map[int64]frame) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	lines := make(map[int64]frame, len(r.lines))
@@ -181,7 +181,7 @@ func (r *recorder) snapshot() ([]frame, map[int64]frame) {
 	return append([]frame(nil), r.frames...), lines
 }
 
-func (r *recorder) dump() string {
+func (r *pgRecorder) dump() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var b strings.Builder
@@ -194,17 +194,6 @@ func (r *recorder) dump() string {
 		b.Write(j)
 	}
 	return b.String()
-}
-
-// count returns how many frames match.
-func count(frames []frame, match func(frame) bool) int {
-	n := 0
-	for _, f := range frames {
-		if match(f) {
-			n++
-		}
-	}
-	return n
 }
 
 func isStorage(available bool) func(frame) bool {
@@ -366,7 +355,7 @@ func TestPostgresCrashLosesNothing(t *testing.T) {
 	c := startFaultChat(t, pg, map[string]string{EnvSyncAgentLog: "on"})
 	w0, conn := c.connect() // a second tab: it sends the prompt during the outage
 	id := conn.str("session_id")
-	r := record(t, c, id)
+	r := recordPG(t, c, id)
 	const chunks = 60
 	r.send(map[string]any{"type": "user_message", "content": fmt.Sprintf("SLOW %d", chunks)})
 	r.wait("10 agent messages", 20*time.Second, func(fs []frame) bool { return count(fs, isLinedAgent) >= 10 })
@@ -406,7 +395,7 @@ func TestPostgresCrashLosesNothing(t *testing.T) {
 	r.wait("both turns' results", 30*time.Second, func(fs []frame) bool { return count(fs, isResult) >= 2 })
 	c.do(http.MethodGet, "/api/session/"+id, "").want(t, http.StatusOK, "")
 	if n := r.sockets(); n != 2 {
-		t.Errorf("the recorder opened %d sockets, want 2 (one reconnect)", n)
+		t.Errorf("the pgRecorder opened %d sockets, want 2 (one reconnect)", n)
 	}
 
 	frames, seen := r.snapshot()
@@ -419,7 +408,7 @@ func TestPostgresCrashLosesNothing(t *testing.T) {
 		}
 	}
 	if n := count(frames, isStorage(false)); n != 1 {
-		t.Errorf("the recorder got %d storage frames (unavailable), want 1", n)
+		t.Errorf("the pgRecorder got %d storage frames (unavailable), want 1", n)
 	}
 
 	msgs := readLog(t, pg.URL(), id)
@@ -445,7 +434,7 @@ func TestPostgresCrashLosesNothing(t *testing.T) {
 	if want := fmt.Sprintf("[SLOW %d sent during the outage]", chunks); fmt.Sprint(prompts) != want {
 		t.Errorf("prompts stored %v, want %s", prompts, want)
 	}
-	// Every line the log holds reached the recorder, live or replayed.
+	// Every line the log holds reached the pgRecorder, live or replayed.
 	for _, m := range msgs {
 		if _, ok := seen[m.Line]; !ok {
 			t.Errorf("log line %d (%s) never reached the client", m.Line, m.Kind)
@@ -472,7 +461,7 @@ func TestPostgresCrashLossLeavesGapNotice(t *testing.T) {
 	c := startFaultChat(t, pg, nil)
 	_, conn := c.connect()
 	id := conn.str("session_id")
-	r := record(t, c, id)
+	r := recordPG(t, c, id)
 	const chunks = 40
 	r.send(map[string]any{"type": "user_message", "content": fmt.Sprintf("SLOW %d", chunks)})
 	r.wait("10 agent messages", 20*time.Second, func(fs []frame) bool { return count(fs, isLinedAgent) >= 10 })
@@ -553,7 +542,7 @@ func TestPostgresDownLongerThanRetries(t *testing.T) {
 	c := startFaultChat(t, pg, nil)
 	_, conn := c.connect()
 	id := conn.str("session_id")
-	r := record(t, c, id)
+	r := recordPG(t, c, id)
 	r.send(map[string]any{"type": "user_message", "content": "first"})
 	r.wait("the first turn's result", 20*time.Second, func(fs []frame) bool { return count(fs, isResult) == 1 })
 
@@ -623,7 +612,7 @@ func TestPostgresDownPastRetriesMidStream(t *testing.T) {
 	c := startFaultChat(t, pg, map[string]string{EnvSyncAgentLog: "on"})
 	_, conn := c.connect()
 	id := conn.str("session_id")
-	r := record(t, c, id)
+	r := recordPG(t, c, id)
 	const chunks = 150
 	r.send(map[string]any{"type": "user_message", "content": fmt.Sprintf("SLOW %d", chunks)})
 	r.wait("5 agent messages", 20*time.Second, func(fs []frame) bool { return count(fs, isLinedAgent) >= 5 })

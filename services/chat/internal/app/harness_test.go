@@ -24,7 +24,12 @@ import (
 	"github.com/svc-code/svc-code/services/chat/internal/store"
 )
 
-func TestMain(m *testing.M) { svchttptest.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "1" { // faults_test.go: this process is a chat to kill
+		os.Exit(runChild())
+	}
+	svchttptest.VerifyTestMain(m)
+}
 
 const testSecret = "0123456789abcdef-chat-tests"
 

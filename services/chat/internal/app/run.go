@@ -85,6 +85,9 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		NewProvider: cfg.newProvider, Redis: rdb, TurnStream: redisx.Keys{Prefix: cfg.RedisPrefix}.Key("turns"),
 		Prefix: cfg.RedisPrefix, OwnerTTL: cfg.OwnerTTL, Heartbeat: cfg.Heartbeat, Secret: secret,
 	})
+	// Turns a dead predecessor left running are closed before the first
+	// client is served, so that its connected tells the truth.
+	rooms.RecoverTurns(ctx)
 	api.Register(app, api.Deps{
 		Store:    st,
 		Runtime:  rooms,

@@ -313,6 +313,7 @@ func (s *server) join(c *conn, sess store.Session, reconnect bool) (*room.Room, 
 // written.
 func (s *server) replay(c *conn, id string, after int64, put func(...room.Frame) error) (int64, error) {
 	last := after
+	var ended *room.Frame // the session_ended of the last turn a server restart cut off
 	for {
 		// Bounded: the writer waits for it, and only the writer tears the
 		// connection down.
@@ -326,6 +327,14 @@ func (s *server) replay(c *conn, id string, after int64, put func(...room.Frame)
 		frames := make([]room.Frame, len(msgs))
 		for i, m := range msgs {
 			frames[i] = room.FrameOf(m)
+			switch m.Kind {
+			case store.KindUserPrompt:
+				ended = nil // a later turn: the session went on
+			case store.KindNotice:
+				if f, ok := room.EndedByNotice(m); ok {
+					ended = &f
+				}
+			}
 		}
 		if err := put(frames...); err != nil {
 			return last, err
@@ -334,6 +343,11 @@ func (s *server) replay(c *conn, id string, after int64, put func(...room.Frame)
 			last = msgs[len(msgs)-1].Line
 		}
 		if len(msgs) < replayPage {
+			if ended != nil {
+				// The socket was cut when its server died during a turn:
+				// it gets the session_ended the sockets attached then got.
+				return last, put(*ended)
+			}
 			return last, nil
 		}
 	}

@@ -81,7 +81,8 @@ func (m *Manager) startCluster() {
 	m.stopCluster = cancel
 	m.ps = m.cfg.Redis.Subscribe(ctx)
 	ch := m.ps.ChannelWithSubscriptions()
-	m.loops.Add(2)
+	m.heartbeatInstance(ctx)
+	m.loops.Add(3)
 	go func() {
 		defer m.loops.Done()
 		for msg := range ch {
@@ -97,7 +98,21 @@ func (m *Manager) startCluster() {
 			case <-ctx.Done():
 				return
 			case <-t.C:
+				m.heartbeatInstance(ctx)
 				m.tick(ctx)
+			}
+		}
+	}()
+	go func() {
+		defer m.loops.Done()
+		t := time.NewTicker(m.cfg.OwnerTTL)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				m.RecoverTurns(ctx) // recover.go
 			}
 		}
 	}()
@@ -114,6 +129,9 @@ func (m *Manager) closeCluster(rooms map[string]*Room) {
 	}
 	_ = m.ps.Close()
 	m.loops.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), redisTimeout)
+	defer cancel()
+	_ = releaseScript.Run(ctx, m.cfg.Redis, []string{m.key("instance", m.instance)}, m.self.String()).Err()
 }
 
 // subscribe learns a new room's last line and subscribes to its channels.
@@ -313,8 +331,10 @@ func (m *Manager) tick(ctx context.Context) {
 			r.leaseUntil = sent.Add(m.cfg.OwnerTTL)
 			r.mu.Unlock()
 		case err == nil:
-			m.log.ErrorContext(cctx, "lost the ownership of a session: ending its process", "session_id", r.id)
-			r.lose()
+			// The claim is gone: Redis restarted empty (or evicted it),
+			// or another instance holds it now. Only the latter ends the
+			// process.
+			r.reclaim(ctx)
 		default:
 			// Not renewed: the claim may expire (and another instance
 			// take the session) at the end of the last renewal's TTL.
@@ -337,6 +357,48 @@ func (m *Manager) tick(ctx context.Context) {
 				m.log.ErrorContext(cctx, "claim session", "session_id", r.id, "err", err)
 			}
 		}
+	}
+}
+
+// reclaim takes r's claim back after a renewal found it gone, and puts
+// back what Redis lost with it (live state, live mark, pending requests);
+// when another instance holds the claim, r loses the session.
+func (r *Room) reclaim(ctx context.Context) {
+	m := r.m
+	cctx, cancel := context.WithTimeout(ctx, min(redisTimeout, m.cfg.OwnerTTL/3))
+	defer cancel()
+	sent := time.Now()
+	n, err := claimScript.Run(cctx, m.cfg.Redis, []string{m.key("owner", r.id)}, m.instance, m.cfg.OwnerTTL.Milliseconds()).Int()
+	switch {
+	case err != nil:
+		// Unknown: the next tick renews it or gives it up in time.
+		m.log.WarnContext(cctx, "take back the ownership of a session", "session_id", r.id, "err", err)
+		return
+	case n == 0:
+		m.log.ErrorContext(cctx, "lost the ownership of a session to another instance: ending its process", "session_id", r.id)
+		r.lose()
+		return
+	}
+	m.log.WarnContext(cctx, "took back the ownership of a session that Redis lost", "session_id", r.id)
+	r.mu.Lock()
+	r.leaseUntil = sent.Add(m.cfg.OwnerTTL)
+	live := r.prov != nil
+	pending := make([]agent.PermissionRequest, 0, len(r.order))
+	for _, id := range r.order {
+		if p, ok := r.pending[id]; ok {
+			pending = append(pending, p)
+		}
+	}
+	r.mu.Unlock()
+	r.stateMu.Lock()
+	r.stateWritten = "" // lost with the claim: written again below
+	r.stateMu.Unlock()
+	r.stateChanged()
+	if live {
+		m.setLive(r.id, true)
+	}
+	for _, p := range pending {
+		m.permSet(r.id, p)
 	}
 }
 

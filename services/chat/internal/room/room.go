@@ -142,6 +142,13 @@ type Manager struct {
 	// subWait: per channel, who waits for its subscription's confirmation.
 	subMu   sync.Mutex
 	subWait map[string][]chan struct{}
+
+	// recover.go: where this instance runs; recoverMu serialises the
+	// looks for turns of dead instances, absent is when each instance's
+	// heartbeat was first found missing.
+	self      procID
+	recoverMu sync.Mutex
+	absent    map[string]time.Time
 }
 
 // NewManager returns a Manager with no rooms.
@@ -156,7 +163,10 @@ func NewManager(cfg Config) *Manager {
 	if cfg.Instance == "" {
 		cfg.Instance = newInstanceID()
 	}
-	m := &Manager{cfg: cfg, log: log, rooms: map[string]*Room{}, instance: cfg.Instance, subWait: map[string][]chan struct{}{}}
+	m := &Manager{
+		cfg: cfg, log: log, rooms: map[string]*Room{}, instance: cfg.Instance, subWait: map[string][]chan struct{}{},
+		self: selfProc(), absent: map[string]time.Time{},
+	}
 	m.auth = newRelayAuth(cfg.Secret, log)
 	m.turnKey = turnsig.New(cfg.Secret)
 	m.appends = newAppender(cfg.Store, &m.bg)
@@ -635,7 +645,20 @@ func (r *Room) storeNotice(ctx context.Context, text string, promptLine int64) {
 	}
 	r.noticedPrompt = promptLine
 	r.mu.Unlock()
-	payload, _ := json.Marshal(protocol.StoredNotice{Role: "notice", Level: "error", Content: text, PromptLine: promptLine})
+	r.storeNoticeAs(ctx, text, promptLine, "")
+}
+
+// ResumeLostNotice is the notice of a conversation the agent could not
+// continue (agent.ResumeLost), reason its own words.
+func ResumeLostNotice(reason string) string {
+	return "the agent could not resume its conversation (" + reason + "): it goes on in a new one, " +
+		"without its memory of this session's earlier messages"
+}
+
+// storeNoticeAs stores a notice of cause (protocol.StoredNotice.Cause, ""
+// for none) and broadcasts it; see storeNotice.
+func (r *Room) storeNoticeAs(ctx context.Context, text string, promptLine int64, cause string) {
+	payload, _ := json.Marshal(protocol.StoredNotice{Role: "notice", Level: "error", Content: text, PromptLine: promptLine, Cause: cause})
 	_, res := r.appendAndBroadcast(context.WithoutCancel(ctx), store.KindNotice, payload, false, func(line int64) Frame {
 		return NewFrame(line, protocol.MessageStoredFrame{Type: protocol.FrameMessageStored, Message: payload, Line: line})
 	})
@@ -875,6 +898,13 @@ func (r *Room) pump(p agent.Provider, providerSessionID, providerName string) {
 				log.ErrorContext(ctx, "store permission mode", "err", err)
 			}
 			r.m.notify(Wake{SessionID: r.id, Kind: WakeSession})
+		case agent.ResumeLost:
+			// The provider started a new conversation in its place.
+			providerSessionID = ""
+			if _, err := st.SetProviderSessionID(ctx, r.id, ""); err != nil {
+				log.ErrorContext(ctx, "clear provider session id", "err", err)
+			}
+			r.storeNoticeAs(ctx, ResumeLostNotice(e.Reason), r.runningPromptLine(), protocol.NoticeResumeLost)
 		case agent.TurnStarted:
 			r.setRunning(true)
 			r.turnStarted(providerName)
@@ -883,7 +913,7 @@ func (r *Room) pump(p agent.Provider, providerSessionID, providerName string) {
 				r.recordTurn(ctx, e.CostUSD)
 			}
 			turnRecorded = false
-			r.turnEnded(&e)
+			r.turnEnded(&e, "")
 			r.kickQueue()
 		case agent.ProcessExited:
 			r.mu.Lock()
@@ -891,9 +921,19 @@ func (r *Room) pump(p agent.Provider, providerSessionID, providerName string) {
 			cut := e.TurnRunning
 			r.mu.Unlock()
 			r.stateChanged()
+			// chat shutting down (SIGTERM) closes the process: the turn
+			// is interrupted as by a crash of chat (recover.go), said in
+			// the log, which the sockets, closed already, read when they
+			// come back.
+			shutdown := e.Cause == agent.ExitClosed && r.m.closing.Load()
 			if cut {
 				promptLine := r.runningPromptLine()
-				r.turnEnded(nil)
+				if shutdown {
+					r.turnEnded(nil, "interrupted")
+					r.storeNoticeAs(ctx, InterruptedNotice, promptLine, protocol.NoticeServerRestarted)
+				} else {
+					r.turnEnded(nil, "process_exited")
+				}
 				// A turn the agent never finished (a crash before its
 				// first line, or later): the log says why.
 				if e.Cause == agent.ExitCrashed || e.Cause == agent.ExitExited {

@@ -60,6 +60,8 @@ type prompt struct {
 	provider string
 	start    time.Time
 	number   int // the session's turn count at this turn, 1-based; 0 if unknown
+	// open: the turn is recorded in open_turns (recover.go).
+	open bool
 
 	// The turn's tool calls, in tool_use order; byID indexes them by
 	// tool_use id; denied holds the ids of the denied ones.
@@ -236,6 +238,7 @@ func (r *Room) turnStarted(provider string) {
 	if number > 0 {
 		v["turn_number"] = number
 	}
+	r.recordOpen(t)
 	r.m.publishTurn(v)
 }
 
@@ -353,8 +356,8 @@ func (t *prompt) toolList() []turnTool {
 }
 
 // turnEnded pops the running turn and publishes turn_ended; e is nil for a
-// turn cut off by the process's exit.
-func (r *Room) turnEnded(e *agent.TurnEnded) {
+// turn cut off by the process's exit, whose stop_reason is cut.
+func (r *Room) turnEnded(e *agent.TurnEnded, cut string) {
 	r.mu.Lock()
 	if len(r.turns) == 0 {
 		r.mu.Unlock()
@@ -365,6 +368,9 @@ func (r *Room) turnEnded(e *agent.TurnEnded) {
 	tools := t.toolList()
 	number := t.number
 	r.mu.Unlock()
+	if !r.closeOpen(t) {
+		return // closed as interrupted by another instance (recover.go)
+	}
 	toolsJSON, err := json.Marshal(tools)
 	if err != nil {
 		toolsJSON = []byte("[]")
@@ -376,7 +382,7 @@ func (r *Room) turnEnded(e *agent.TurnEnded) {
 		"cost_usd": "0", "input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0,
 		"cache_creation_tokens": 0, "duration_ms": now.Sub(t.start).Milliseconds(), "tool_calls": len(tools),
 		"tools":    string(toolsJSON),
-		"is_error": "true", "stop_reason": "process_exited", "ended_at": now.UTC().Format(time.RFC3339Nano),
+		"is_error": "true", "stop_reason": cut, "ended_at": now.UTC().Format(time.RFC3339Nano),
 	}
 	if number > 0 {
 		v["turn_number"] = number

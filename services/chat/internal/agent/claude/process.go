@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -45,6 +46,7 @@ type process struct {
 	mode       string                             // the process's permission mode, as last known
 	model      string                             // from the last system/init
 	initErr    error
+	answered   bool // initialize was answered
 	readyOnce  sync.Once
 	cause      string // why we stopped it; "" if it exited by itself
 	exited     bool
@@ -262,11 +264,12 @@ func (pr *process) resolve(r *controlResponse, events []agent.Event) {
 
 func (pr *process) markReady(r *controlResponse) {
 	pr.readyOnce.Do(func() {
+		pr.mu.Lock()
+		pr.answered = r != nil
 		if r != nil && r.Subtype != "success" {
-			pr.mu.Lock()
 			pr.initErr = fmt.Errorf("initialize refused: %s", r.Error)
-			pr.mu.Unlock()
 		}
+		pr.mu.Unlock()
 		close(pr.ready)
 	})
 }
@@ -348,6 +351,11 @@ func (pr *process) wait(readers *sync.WaitGroup, outR, errR *os.File) {
 	pending, perms, turns := pr.pending, pr.perms, pr.turns
 	pr.pending, pr.perms = nil, nil
 	cause, lastStderr := pr.cause, pr.lastStderr
+	if cause == "" && pr.launch.Resume != "" && !pr.answered && resumeRefused(lastStderr) {
+		// The provider launches a new conversation in its place (see
+		// Provider.ensure): not an end of the session.
+		cause = agent.ExitRespawn
+	}
 	pr.mu.Unlock()
 	pr.markReady(nil)
 	for _, pc := range pending {
@@ -375,6 +383,44 @@ func (pr *process) wait(readers *sync.WaitGroup, outR, errR *os.File) {
 	// the stream before the stream closes.
 	pr.p.processGone(pr)
 	close(pr.done)
+}
+
+// resumeRefused reports whether line is the CLI's refusal of --resume: the
+// conversation is not on this machine (any more).
+func resumeRefused(line string) bool {
+	return strings.HasPrefix(line, "No conversation found with session ID")
+}
+
+// refusedResume waits until the CLI, launched with --resume, has answered
+// initialize or exited (at most timeout), and returns its refusal when it
+// exited refusing the conversation ("" otherwise).
+func (pr *process) refusedResume(ctx context.Context, timeout time.Duration) string {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-pr.ready:
+	case <-t.C:
+		return ""
+	case <-ctx.Done():
+		return ""
+	}
+	pr.mu.Lock()
+	exited := pr.exited
+	pr.mu.Unlock()
+	if !exited {
+		return ""
+	}
+	select {
+	case <-pr.done: // its exit is reported: its stderr is whole
+	case <-ctx.Done():
+		return ""
+	}
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if pr.exit.Cause != agent.ExitRespawn || !resumeRefused(pr.lastStderr) {
+		return ""
+	}
+	return pr.lastStderr
 }
 
 // interruptedReason is ProcessExited.Reason for agent.ExitInterrupted.

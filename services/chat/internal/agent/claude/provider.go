@@ -216,6 +216,23 @@ func (p *Provider) ensure(ctx context.Context, forTurn bool) (*process, error) {
 	if err != nil {
 		return nil, err
 	}
+	if launch.Resume != "" {
+		// A conversation the CLI no longer has (its files lost, another
+		// machine, a process killed before it saved its first turn)
+		// would fail every later turn the same way: start a new one,
+		// and say that the agent's memory of the session is gone.
+		if why := pr.refusedResume(ctx, p.cfg.ControlTimeout); why != "" {
+			p.log.WarnContext(ctx, "the agent cannot resume its conversation: starting a new one", "resume", launch.Resume, "reason", why)
+			p.mu.Lock()
+			p.sessionID, p.fork = "", false
+			p.mu.Unlock()
+			p.events.Push(agent.ResumeLost{SessionID: launch.Resume, Reason: why})
+			launch.Resume, launch.ForkSession = "", false
+			if pr, err = spawn(ctx, p, p.cfg.Executable, launch); err != nil {
+				return nil, err
+			}
+		}
+	}
 	p.mu.Lock()
 	p.proc = pr
 	p.mu.Unlock()

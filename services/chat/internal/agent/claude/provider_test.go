@@ -795,3 +795,43 @@ func TestClose(t *testing.T) {
 		}
 	})
 }
+
+// A conversation the CLI cannot resume ("No conversation found with
+// session ID", as after a chat killed before the CLI saved its first turn)
+// is replaced by a new one: the turn runs there, ResumeLost says the
+// agent's memory is gone, and no exit of the session is reported; later
+// turns continue the new conversation.
+func TestResumeRefusedStartsANewConversation(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, func(c *Config) { c.Resume = "6a1f0000-0000-4000-8000-000000000000" })
+	end, before := h.turn("Say hello")
+	if end.IsError || end.SessionID == "" || end.SessionID == "6a1f0000-0000-4000-8000-000000000000" {
+		t.Errorf("turn %+v, want a success in a new conversation", end)
+	}
+	var lost []agent.ResumeLost
+	for _, e := range before {
+		switch e := e.(type) {
+		case agent.ResumeLost:
+			lost = append(lost, e)
+		case agent.ProcessExited:
+			if e.Cause != agent.ExitRespawn {
+				t.Errorf("the refusing process's exit is reported as %+v, want a respawn", e)
+			}
+		}
+	}
+	if len(lost) != 1 || lost[0].SessionID != "6a1f0000-0000-4000-8000-000000000000" ||
+		!strings.HasPrefix(lost[0].Reason, "No conversation found with session ID") {
+		t.Errorf("ResumeLost events %+v (events %s)", lost, kinds(before))
+	}
+	argvs := h.argvs()
+	if len(argvs) != 2 || !slices.Contains(argvs[0], "--resume=6a1f0000-0000-4000-8000-000000000000") ||
+		slices.ContainsFunc(argvs[1], func(a string) bool { return strings.HasPrefix(a, "--resume") }) {
+		t.Errorf("argvs %q, want the refused --resume, then none", argvs)
+	}
+	if got := h.p.SessionID(); got != end.SessionID {
+		t.Errorf("SessionID %q, want the new conversation %q", got, end.SessionID)
+	}
+	if again, _ := h.turn("Say hello"); again.SessionID != end.SessionID || again.IsError {
+		t.Errorf("next turn %+v, want the new conversation", again)
+	}
+}

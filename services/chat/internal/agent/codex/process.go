@@ -203,6 +203,7 @@ func (pr *process) handshake(ctx context.Context) error {
 	// conversation for good, so the launch fails and the next one retries.
 	if errors.As(err, &rpcErr) && l.Resume != "" && rpcErr.Code != codeOverloaded {
 		pr.p.events.Push(agent.Stderr{Line: fmt.Sprintf("codex: cannot continue thread %s (%s); starting a new thread", l.Resume, rpcErr.Message)})
+		pr.p.events.Push(agent.ResumeLost{SessionID: l.Resume, Reason: rpcErr.Message})
 		delete(params, "threadId")
 		method = "thread/start"
 		res, err = pr.call(ctx, method, params, nil)
