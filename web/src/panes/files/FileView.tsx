@@ -263,11 +263,15 @@ function EditArea({ doc, line, name, onText, onSave, onResolved, refetch }: { do
       ed.current = null;
     };
   }, []);
-  // A resolved conflict puts the chosen text into the editor.
+  // A resolved conflict puts the chosen text into the editor. Only then: the
+  // editor is the source of the text while typing (syncing it back from an
+  // older render's doc would undo keystrokes typed in between).
+  const wasConflict = useRef(false);
   useEffect(() => {
     const e = ed.current;
-    if (e && !doc.conflict && e.text() !== doc.text) e.setText(doc.text);
-  }, [doc.conflict, doc.text]);
+    if (wasConflict.current && !doc.conflict && e && e.text() !== doc.text) e.setText(doc.text);
+    wasConflict.current = !!doc.conflict;
+  }, [doc.conflict]);
   return (
     <div class="fedit">
       {err && <p class="ferr pad">{err}</p>}
