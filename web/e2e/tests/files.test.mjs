@@ -93,12 +93,14 @@ e2e('files: tree, view, edit and save, search at the line, HTML, image, upload',
   const img = page.getByRole('img', { name: 'pic.png' });
   await until(async () => (await img.evaluate((el) => /** @type {HTMLImageElement} */ (el).naturalWidth)) === 1, { timeoutMs: STEP_MS, what: 'the image loaded' });
 
-  // Upload into the selected directory (src): a text file lands there; an existing name is not replaced.
+  // Upload into the selected directory (src): a text file and an image land there; an existing name is not replaced.
   await page.goto(`/s/${s.session_id}/files`);
   await treeItem(page, 'src').click();
   await page.getByLabel('Files to upload').setInputFiles([{ name: 'up.txt', mimeType: 'text/plain', buffer: Buffer.from('uploaded\n') }]);
   await diskIs(read, path.join(s.cwd, 'src', 'up.txt'), 'uploaded\n', 'the uploaded file in src');
   await treeItem(page, 'up.txt').waitFor({ timeout: STEP_MS });
+  await page.getByLabel('Files to upload').setInputFiles([{ name: 'shot.png', mimeType: 'image/png', buffer: PNG }]);
+  await until(async () => (await readFile(path.join(s.cwd, 'src', 'shot.png')).catch(() => Buffer.alloc(0))).equals(PNG), { timeoutMs: STEP_MS, what: 'the uploaded image, byte for byte' });
   await page.getByLabel('Files to upload').setInputFiles([{ name: 'up.txt', mimeType: 'text/plain', buffer: Buffer.from('other\n') }]);
   await waitText(page.getByRole('status', { name: 'Upload' }), /already holds a file of that name/);
   assert.equal(await read(path.join(s.cwd, 'src', 'up.txt')), 'uploaded\n');

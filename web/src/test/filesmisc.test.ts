@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { kindOf } from "../panes/files/api";
 import { splitLines } from "../panes/files/textview";
-import { asText } from "../panes/files/upload";
 import { groupStatus, refList, type StatusFile } from "../panes/git/api";
 
 describe("files pane helpers", () => {
@@ -17,12 +16,6 @@ describe("files pane helpers", () => {
     expect(kindOf("/p/index.html")).toBe("html");
     expect(kindOf("/p/clip.webm")).toBe("video");
     expect(kindOf("/p/a.go")).toBe("text");
-  });
-
-  it("uploads as text only UTF-8 without NUL", () => {
-    expect(asText(new TextEncoder().encode("héllo"))).toBe("héllo");
-    expect(asText(new Uint8Array([0x61, 0, 0x62]))).toBeNull();
-    expect(asText(new Uint8Array([0xff, 0xfe, 0x41]))).toBeNull();
   });
 });
 

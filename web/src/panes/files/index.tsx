@@ -112,7 +112,7 @@ function Files({ sessionId, cwd, visible }: { sessionId: string; cwd: string; vi
     const target = dir ?? uploadDir;
     const list = Array.from(files);
     const out: UploadNote[] = [];
-    for (const f of list) out.push(await uploadOne(sessionId, target, f));
+    for (const f of list) out.push(await uploadOne(target, f));
     setNotes(out);
     tree.value = reloading(tree.peek(), target);
     await loadDir(target);

@@ -1,10 +1,12 @@
 // The read-only view of a text file, built for long files: the text goes into
 // the page at once as plain blocks of CHUNK lines (each with
 // content-visibility: auto, so only the blocks on screen are laid out), with
-// a gutter of line numbers beside it; Shiki then colours it block by block
-// when the browser is idle, carrying the grammar state from one block to the
-// next, so a 10 000-line file opens as fast as plain text and never blocks the
-// page for long.
+// a gutter of line numbers beside it; Shiki then colours it STEP lines at a
+// time while the browser is idle (as many steps as fit in an idle period),
+// carrying the grammar state from one step to the next, and swaps each block
+// in once it is done. A 10 000-line file opens as fast as plain text, and the
+// colouring never holds the page for long (beyond the grammar's first use,
+// which compiles its expressions).
 
 import { highlighterFor } from "../../lib/highlight";
 
@@ -21,7 +23,33 @@ export function splitLines(text: string): string[] {
   return lines;
 }
 
-const idle = (f: () => void) => ((window as any).requestIdleCallback ? (window as any).requestIdleCallback(f, { timeout: 500 }) : setTimeout(f, 0));
+interface IdleLike {
+  timeRemaining(): number;
+}
+/** Lines tokenized at a time; as many steps run in one idle period as fit in it. */
+const STEP = 40;
+const idle = (f: (d: IdleLike) => void) =>
+  (window as any).requestIdleCallback ? (window as any).requestIdleCallback(f, { timeout: 1000 }) : setTimeout(() => f({ timeRemaining: () => 0 }), 0);
+
+/** Shiki's tokens of some lines as text and coloured spans (only its two colour variables are kept). */
+function tokensToDOM(tokens: any[][]): DocumentFragment {
+  const out = document.createDocumentFragment();
+  tokens.forEach((line, li) => {
+    if (li > 0) out.appendChild(document.createTextNode("\n"));
+    for (const t of line) {
+      const st = t.htmlStyle as Record<string, string> | undefined;
+      if (!st) {
+        out.appendChild(document.createTextNode(t.content));
+        continue;
+      }
+      const s = document.createElement("span");
+      s.textContent = t.content;
+      for (const [k, v] of Object.entries(st)) if (STYLE_KEY.test(k) && STYLE_VAL.test(v)) s.style.setProperty(k, v);
+      out.appendChild(s);
+    }
+  });
+  return out;
+}
 
 const STYLE_KEY = /^--shiki-(light|dark)$/;
 const STYLE_VAL = /^#[0-9a-fA-F]{3,8}$/;
@@ -59,28 +87,24 @@ export function renderText(code: HTMLElement, gutter: HTMLElement, text: string,
     if (stopped) return;
     code.classList.add("shiki");
     let state: any = undefined;
-    for (let bi = 0; bi < blocks.length; bi++) {
-      await new Promise<void>((r) => idle(r));
+    let next = 0; // the first line not tokenized yet
+    let pending: any[][] = []; // the tokens of the current block so far
+    while (next < lines.length) {
+      const deadline = await new Promise<IdleLike>((r) => idle(r));
       if (stopped) return;
-      const src = lines.slice(bi * CHUNK, bi * CHUNK + CHUNK).join("\n");
-      const res = h.codeToTokens(src, { lang, themes: { light: "github-light", dark: "github-dark" }, defaultColor: false, grammarState: state });
-      state = res.grammarState;
-      const out = document.createDocumentFragment();
-      res.tokens.forEach((line, li) => {
-        if (li > 0) out.appendChild(document.createTextNode("\n"));
-        for (const t of line) {
-          const st = (t as any).htmlStyle as Record<string, string> | undefined;
-          if (!st) {
-            out.appendChild(document.createTextNode(t.content));
-            continue;
-          }
-          const s = document.createElement("span");
-          s.textContent = t.content;
-          for (const [k, v] of Object.entries(st)) if (STYLE_KEY.test(k) && STYLE_VAL.test(v)) s.style.setProperty(k, v);
-          out.appendChild(s);
+      // Steps of STEP lines while the idle period lasts (at least one step), so no task runs long.
+      do {
+        const blockEnd = Math.min(lines.length, (Math.floor(next / CHUNK) + 1) * CHUNK);
+        const end = Math.min(blockEnd, next + STEP);
+        const res = h.codeToTokens(lines.slice(next, end).join("\n"), { lang, themes: { light: "github-light", dark: "github-dark" }, defaultColor: false, grammarState: state });
+        state = res.grammarState;
+        pending.push(...res.tokens);
+        next = end;
+        if (next === blockEnd) {
+          blocks[Math.floor((next - 1) / CHUNK)].replaceChildren(tokensToDOM(pending));
+          pending = [];
         }
-      });
-      blocks[bi].replaceChildren(out);
+      } while (next < lines.length && deadline.timeRemaining() > 4);
     }
   })().catch(() => {
     /* plain text stays */
