@@ -65,7 +65,7 @@ e2e('files: tree, view, edit and save, search at the line, HTML, image, upload',
   await page.getByRole('textbox', { name: 'Search files', exact: true }).fill('needleMarker');
   await page.keyboard.press('Enter');
   const results = page.getByRole('region', { name: 'Search results' });
-  await waitText(results, /1 matches in 1 files/);
+  await waitText(results, /1 match in 1 file/);
   await screenshots(page, 'files-search');
   await results.getByRole('link', { name: /42.*needleMarker/ }).click();
   await until(async () => new URL(page.url()).searchParams.get('line') === '42', { timeoutMs: STEP_MS, what: 'line=42 in the URL' });

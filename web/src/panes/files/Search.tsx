@@ -81,7 +81,7 @@ export function Search({ cwd, linkOf, onOpen, onQuery }: Props) {
       {res && !busy && (
         <div class="fresults" role="region" aria-label="Search results">
           <p class="muted fresults-sum" role="status">
-            {res.matches.length === 0 ? "No match." : `${res.matches.length}${res.truncated ? "+" : ""} matches in ${groups.length} files`}
+            {res.matches.length === 0 ? "No match." : `${res.matches.length}${res.truncated ? "+" : ""} ${res.matches.length === 1 ? "match" : "matches"} in ${groups.length} ${groups.length === 1 ? "file" : "files"}`}
           </p>
           {groups.map((g) => (
             <div key={g.path} class="fgroup">

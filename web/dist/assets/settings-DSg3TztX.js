@@ -1,1 +1,0 @@
-import{i as e}from"./index-DNB-fAOq.js";function t(t){return e(`p`,{class:`muted pad`,children:`This pane is being built.`})}export{t as default};

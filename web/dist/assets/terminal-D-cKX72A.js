@@ -1,0 +1,1 @@
+import{i as e}from"./index-Qicc4oB4.js";function t(t){return e(`p`,{class:`muted pad`,children:`This pane is being built.`})}export{t as default};
