@@ -75,6 +75,14 @@ async function withLang(lang: string): Promise<HighlighterCore> {
   return h;
 }
 
+/**
+ * Shiki with lang loaded, for callers that tokenize by themselves (the files
+ * pane highlights a long file in chunks, carrying the grammar state across).
+ */
+export function highlighterFor(lang: string): Promise<HighlighterCore> {
+  return withLang(lang);
+}
+
 /** HTML of code highlighted in both themes (CSS variables pick one). */
 export async function highlight(code: string, lang: string): Promise<string> {
   const h = await withLang(lang);

@@ -26,6 +26,7 @@ func TestMatch(t *testing.T) {
 		{"/api/app/helpersx", Chat},
 		{"/api/file", Shadow},
 		{"/api/file/write", Shadow},
+		{"/api/file/upload", Shadow},
 		{"/api/files", Shadow},
 		{"/api/file-raw", Shadow},
 		{"/api/shadow/log", Shadow},

@@ -69,6 +69,7 @@ func Register(app *fiber.App, d Deps) {
 	app.Get("/api/files", s.listDir)
 	app.Get("/api/file", s.readFile)
 	app.Post("/api/file/write", s.writeFile)
+	app.Post("/api/file/upload", s.uploadFile)
 	app.Get("/api/file-raw", s.rawFile)
 	app.Get("/api/search", s.search)
 	app.Get("/view", s.view)

@@ -62,16 +62,27 @@ func (s *server) writeFile(c *fiber.Ctx) error {
 	case strings.IndexByte(*req.Content, 0) >= 0:
 		return &protocol.Error{Code: protocol.CodeUnsupportedMedia, Message: "content holds NUL bytes: only text files can be written"}
 	}
-	shown, resolved, err := s.resolve(c.UserContext(), *req.Path)
+	w, err := s.write(c.UserContext(), *req.Path, []byte(*req.Content), req.ExpectedVersion, req.CreateDirs)
 	if err != nil {
 		return err
+	}
+	return c.JSON(w)
+}
+
+// write writes content to the file at p (as asked, before resolution) when
+// expected matches its version (nil: whatever it holds; "": only if it does
+// not exist), atomically, every directory from its root opened beneath.
+func (s *server) write(ctx context.Context, p string, content []byte, expected *string, createDirs bool) (writeJSON, error) {
+	shown, resolved, err := s.resolve(ctx, p)
+	if err != nil {
+		return writeJSON{}, err
 	}
 	if hookChecked != nil {
 		hookChecked(resolved)
 	}
-	root, rel, err := s.rootOf(c.UserContext(), resolved, shown)
+	root, rel, err := s.rootOf(ctx, resolved, shown)
 	if err != nil {
-		return err
+		return writeJSON{}, err
 	}
 	unlock := s.locks.lock(resolved)
 	defer unlock()
@@ -91,32 +102,32 @@ func (s *server) writeFile(c *fiber.Ctx) error {
 		exists = err == nil
 		switch {
 		case err != nil && !errors.Is(err, fs.ErrNotExist):
-			return writePathError(err, shown)
+			return writeJSON{}, writePathError(err, shown)
 		case exists && old.IsDir():
-			return badRequest("%s is a directory", shown)
+			return writeJSON{}, badRequest("%s is a directory", shown)
 		case exists && !old.Mode().IsRegular():
-			return badRequest("%s is not a regular file", shown)
+			return writeJSON{}, badRequest("%s is not a regular file", shown)
 		case exists && s.Roots.Denied().Linked(old):
-			return pathError(roots.ErrPrivate, shown)
+			return writeJSON{}, pathError(roots.ErrPrivate, shown)
 		}
 	case errors.Is(err, syscall.ENOTDIR):
-		return badRequest("the parent of %s is not a directory", shown)
+		return writeJSON{}, badRequest("the parent of %s is not a directory", shown)
 	case !errors.Is(err, fs.ErrNotExist):
-		return writePathError(err, shown)
+		return writeJSON{}, writePathError(err, shown)
 	}
-	if err := checkVersion(req.ExpectedVersion, dir, name, shown, exists); err != nil {
-		return err
+	if err := checkVersion(expected, dir, name, shown, exists); err != nil {
+		return writeJSON{}, err
 	}
 	if dir == nil { // a parent directory is missing
-		if !req.CreateDirs {
-			return protocol.Errorf(protocol.CodeNotFound, "the directory of %s does not exist (set create_dirs to create it)", shown)
+		if !createDirs {
+			return writeJSON{}, protocol.Errorf(protocol.CodeNotFound, "the directory of %s does not exist (set create_dirs to create it)", shown)
 		}
 		dir, err = beneath.OpenDir(root, dirRel, true, 0o755)
 		switch {
 		case errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.EEXIST):
-			return badRequest("the parent of %s is not a directory", shown)
+			return writeJSON{}, badRequest("the parent of %s is not a directory", shown)
 		case err != nil:
-			return writePathError(err, shown)
+			return writeJSON{}, writePathError(err, shown)
 		}
 		defer dir.Close()
 	}
@@ -124,15 +135,14 @@ func (s *server) writeFile(c *fiber.Ctx) error {
 	if exists {
 		mode = old.Mode().Perm()
 	}
-	content := []byte(*req.Content)
 	if err := atomicWrite(dir, name, content, mode, old); err != nil {
-		return writePathError(err, shown)
+		return writeJSON{}, writePathError(err, shown)
 	}
 	fi, err := dir.Lstat(name)
 	if err != nil {
-		return fmt.Errorf("stat %s: %w", resolved, err)
+		return writeJSON{}, fmt.Errorf("stat %s: %w", resolved, err)
 	}
-	return c.JSON(writeJSON{Path: shown, Size: int64(len(content)), Mtime: mtime(fi), Version: Version(content)})
+	return writeJSON{Path: shown, Size: int64(len(content)), Mtime: mtime(fi), Version: Version(content)}, nil
 }
 
 // rootOf answers the allowed root that holds resolved (the deepest) and

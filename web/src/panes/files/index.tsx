@@ -1,6 +1,186 @@
-// The files pane (issue 18). Placeholder of the pane shell: replaced by the pane's own code.
-import type { PaneProps } from "../../ui/Panes";
+// The files pane (issue 18 item 3): the tree "Files" rooted at the session's
+// working directory, project-wide search, the open file (viewer, editor,
+// conflict merge), a web page through the proxy, and upload. The open file
+// and line live in the URL (/s/{id}/files?path=src/a.go&line=12), so search
+// results and links elsewhere open a file at a line.
 
-export default function Pane(_: PaneProps) {
-  return <p class="muted pad">This pane is being built.</p>;
+import { useSignal } from "@preact/signals";
+import { useEffect, useRef, useState } from "preact/hooks";
+import type { ApiError } from "../../lib/api";
+import { navigate, route, sessionInfo } from "../../state/app";
+import type { PaneProps } from "../../ui/Panes";
+import { listDir } from "./api";
+import { FileView } from "./FileView";
+import { Search } from "./Search";
+import { Tree } from "./Tree";
+import { failed, initTree, loaded, parent, relative, reloading, resolvePath, reveal, rows, select, toggle } from "./tree";
+import { uploadOne, type UploadNote } from "./upload";
+import { WebView } from "./WebView";
+import "./files.css";
+
+export default function FilesPane({ sessionId, visible }: PaneProps) {
+  const [cwd, setCwd] = useState<string | null>(null);
+  const [err, setErr] = useState<string | null>(null);
+  useEffect(() => {
+    if (!sessionId) return;
+    sessionInfo(sessionId).then(
+      (s) => setCwd(s.cwd),
+      (e) => setErr((e as ApiError).message),
+    );
+  }, [sessionId]);
+  if (!sessionId) return <p class="muted pad">Open a session first: the files pane shows its working directory.</p>;
+  if (err)
+    return (
+      <p class="ferr pad" role="alert">
+        {err}
+      </p>
+    );
+  if (!cwd)
+    return (
+      <p class="muted pad" role="status">
+        Loading the session…
+      </p>
+    );
+  return <Files sessionId={sessionId} cwd={cwd} visible={visible} />;
+}
+
+function Files({ sessionId, cwd, visible }: { sessionId: string; cwd: string; visible: boolean }) {
+  const tree = useSignal(initTree(cwd));
+  const dirty = useRef(false);
+  const [web, setWeb] = useState(false);
+  const [searching, setSearching] = useState(false);
+  const [notes, setNotes] = useState<UploadNote[]>([]);
+  const fileInput = useRef<HTMLInputElement>(null);
+  const root = tree.value.root;
+
+  const loadDir = async (dir: string) => {
+    try {
+      const l = await listDir(dir);
+      tree.value = loaded(tree.peek(), dir, l.entries, l.truncated);
+    } catch (e) {
+      tree.value = failed(tree.peek(), dir, (e as ApiError).message);
+    }
+  };
+  useEffect(() => void loadDir(root), [root]);
+
+  // The open file comes from the URL while the pane is shown (another pane's query is not ours).
+  route.value; // re-render on navigation
+  const lastSearch = useRef("");
+  if (visible) lastSearch.current = location.search;
+  const params = new URLSearchParams(lastSearch.current);
+  const asked = params.get("path");
+  const openPath = asked ? resolvePath(root, asked) : null;
+  const line = Number(params.get("line")) || null;
+
+  useEffect(() => {
+    if (!openPath) return;
+    setWeb(false);
+    const r = reveal(tree.peek(), openPath);
+    tree.value = r.state;
+    (async () => {
+      for (const d of r.load) await loadDir(d);
+    })();
+  }, [openPath]);
+
+  const linkOf = (path: string, ln?: number) => {
+    const rel = relative(root, path);
+    return `/s/${sessionId}/files` + (path === root ? "" : `?path=${encodeURIComponent(rel)}${ln ? `&line=${ln}` : ""}`);
+  };
+  const guard = (path: string | null) => !dirty.current || path === openPath || confirm("Discard your unsaved changes?");
+  const go = (href: string, path: string | null) => {
+    if (!guard(path)) return;
+    dirty.current = false;
+    navigate(href);
+  };
+  const onToggle = (dir: string) => {
+    const r = toggle(tree.peek(), dir);
+    tree.value = r.state;
+    if (r.load) void loadDir(r.load);
+  };
+  const refresh = () => {
+    let s = tree.peek();
+    const dirs = s.expanded.filter((d) => s.listings[d]);
+    for (const d of dirs) s = reloading(s, d);
+    tree.value = s;
+    dirs.forEach((d) => void loadDir(d));
+  };
+
+  const sel = tree.value.selected;
+  const selRow = sel ? rows(tree.value).find((r) => r.path === sel) : null;
+  const uploadDir = selRow ? (selRow.dir ? selRow.path : parent(selRow.path)) : root;
+  const upload = async (dir: string | null, files: FileList | File[]) => {
+    const target = dir ?? uploadDir;
+    const list = Array.from(files);
+    const out: UploadNote[] = [];
+    for (const f of list) out.push(await uploadOne(target, f));
+    setNotes(out);
+    tree.value = reloading(tree.peek(), target);
+    await loadDir(target);
+  };
+
+  const list = rows(tree.value);
+  const t = tree.value;
+  const main = web ? (
+    <WebView onClose={() => setWeb(false)} />
+  ) : openPath ? (
+    <FileView key={openPath} path={openPath} shown={relative(root, openPath)} line={line} onDirty={(d) => (dirty.current = d)} onClose={() => (dirty.current = false, navigate(linkOf(root)))} />
+  ) : (
+    <p class="muted pad fempty">Choose a file in the tree, or search the project.</p>
+  );
+
+  return (
+    <div class={`files${openPath || web ? " has-main" : ""}`}>
+      <aside class="fside">
+        <div class="fbar" role="toolbar" aria-label="Files tools">
+          <span class="froot" title={root}>
+            {root.split("/").pop() || "/"}
+          </span>
+          <button type="button" class="mini" onClick={refresh} title="Read the open directories again">
+            Refresh
+          </button>
+          <button type="button" class="mini" onClick={() => fileInput.current?.click()} title={`Upload into ${relative(root, uploadDir) || "the working directory"}`}>
+            Upload
+          </button>
+          <button type="button" class="mini" onClick={() => setWeb(true)}>
+            Web page
+          </button>
+          <input ref={fileInput} type="file" multiple hidden aria-label="Files to upload" onChange={(e) => {
+            const el = e.target as HTMLInputElement;
+            if (el.files?.length) void upload(null, Array.from(el.files));
+            el.value = "";
+          }} />
+        </div>
+        <Search cwd={root} linkOf={linkOf} onOpen={(href) => go(href, resolvePath(root, new URLSearchParams(href.split("?")[1]).get("path") ?? ""))} onQuery={setSearching} />
+        {notes.length > 0 && (
+          <div class="fnotes" role="status" aria-label="Upload">
+            {notes.map((n) => (
+              <p key={n.name} class={n.ok ? "" : "ferr"}>
+                {n.message}
+              </p>
+            ))}
+            <button type="button" class="mini" onClick={() => setNotes([])}>
+              Dismiss
+            </button>
+          </div>
+        )}
+        <div hidden={searching} class="ftree-wrap">
+          <Tree
+            rootName={root}
+            list={list}
+            selected={t.selected}
+            rootLoading={t.loading.includes(root)}
+            rootError={t.errors[root] ?? null}
+            onToggle={onToggle}
+            onOpen={(p) => go(linkOf(p), p)}
+            onSelect={(p) => (tree.value = select(tree.peek(), p))}
+            onDropFiles={(dir, files) => void upload(dir, files)}
+          />
+          {t.listings[root]?.truncated && <p class="muted pad">Only the first 10 000 entries of this directory are listed.</p>}
+        </div>
+      </aside>
+      <section class="fmain" aria-label="Open file">
+        {main}
+      </section>
+    </div>
+  );
 }
