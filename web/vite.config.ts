@@ -14,11 +14,25 @@ function serviceWorker(): Plugin {
     name: "svc-service-worker",
     apply: "build",
     generateBundle(_opts, bundle) {
-      const assets = Object.keys(bundle)
+      const all = Object.keys(bundle)
         .filter((f) => f.startsWith("assets/"))
-        .sort()
-        .map((f) => "/" + f);
-      const version = createHash("sha256").update(assets.join("\n")).digest("hex").slice(0, 12);
+        .sort();
+      // Installed ahead: the entry chunk, what it imports statically, and
+      // their CSS (what the first page needs). The panes' chunks, editor
+      // languages and grammars are cached when first fetched (hundreds of
+      // chunks no page needs at once).
+      const shell = new Set<string>();
+      const visit = (name: string) => {
+        const c = bundle[name];
+        if (!c || shell.has(name)) return;
+        shell.add(name);
+        if (c.type !== "chunk") return;
+        c.imports.forEach(visit);
+        (c as any).viteMetadata?.importedCss?.forEach((css: string) => shell.add(css));
+      };
+      for (const [name, c] of Object.entries(bundle)) if (c.type === "chunk" && c.isEntry) visit(name);
+      const assets = all.filter((f) => shell.has(f)).map((f) => "/" + f);
+      const version = createHash("sha256").update(all.join("\n")).digest("hex").slice(0, 12);
       const src = readFileSync(new URL("./src/sw.js", import.meta.url), "utf8")
         .replace("__VERSION__", version)
         .replace("__ASSETS__", JSON.stringify(assets));

@@ -1,6 +1,8 @@
 // svc-code service worker (generated into dist/sw.js by the build, which fills
 // in the version and the asset list). It caches the app shell only: the page,
-// its hashed assets, the login page's stylesheet, the manifest and the icons.
+// the hashed assets of its first load (installed ahead), the other hashed
+// assets (panes, editor languages) once fetched, the login page's
+// stylesheet, the manifest and the icons.
 // API answers and sockets are never cached: they always come from the server.
 // Each build has its own cache, so an update never mixes old and new code.
 const VERSION = "__VERSION__";
@@ -28,7 +30,7 @@ self.addEventListener("activate", (event) => {
 });
 
 function isShellPage(url) {
-  return url.pathname === "/" || url.pathname === "/new" || /^\/s\/[A-Z2-7]+\/?$/.test(url.pathname);
+  return /^\/(new|costs|sql|settings|s\/[A-Z2-7]+(\/(terminal|files|changes|git))?\/?)?$/.test(url.pathname);
 }
 
 self.addEventListener("fetch", (event) => {
@@ -36,9 +38,22 @@ self.addEventListener("fetch", (event) => {
   const url = new URL(req.url);
   if (req.method !== "GET" || url.origin !== self.location.origin) return;
   if (url.pathname.startsWith("/api/") || url.pathname === "/chat" || url.pathname === "/login") return;
-  if (ASSETS.includes(url.pathname)) {
-    // Hashed names never change: cache first.
-    event.respondWith(caches.match(req).then((hit) => hit || fetch(req)));
+  if (url.pathname.startsWith("/assets/")) {
+    // Hashed names never change: cache first; a chunk not installed ahead
+    // is kept once fetched.
+    event.respondWith(
+      caches.match(req).then(
+        (hit) =>
+          hit ||
+          fetch(req).then((resp) => {
+            if (resp.ok) {
+              const copy = resp.clone();
+              caches.open(CACHE).then((c) => c.put(req, copy));
+            }
+            return resp;
+          }),
+      ),
+    );
     return;
   }
   if (req.mode === "navigate" && isShellPage(url)) {
