@@ -18,8 +18,9 @@ import (
 const readSize = 64 << 10
 
 // emuChunk is how much output the emulator takes at a time: a screen
-// snapshot waits for at most one chunk.
-const emuChunk = 32 << 10
+// snapshot waits for at most one chunk, and the larger the chunk, the more
+// plain text the emulator's shortcut can skip (vtscreen.Screen.Write).
+const emuChunk = 128 << 10
 
 // drainTimeout bounds the wait for the last output after the shell's
 // session has ended (the reader normally sees EIO at once).
@@ -295,11 +296,13 @@ func (t *Terminal) emuLoop() {
 	}
 }
 
-// emuMaxLag is how far the emulator may fall behind before it skips: half
-// the ring, so that a screen's offset is still held when a client reads on
-// from it.
+// emuMaxLag is how far the emulator may fall behind before it skips: the
+// ring less two reads (so that the bytes it needs are still there when it
+// reads them, and a screen's offset is still held when a client reads on
+// from it), at least half the ring.
 func (t *Terminal) emuMaxLag() int64 {
-	return int64(t.ring.Size() / 2)
+	size := int64(t.ring.Size())
+	return max(size/2, size-2*readSize)
 }
 
 // emuStep feeds the emulator one chunk (and the resizes due); false when
