@@ -295,6 +295,10 @@ func TestFlowFastSetsPaceSlowGetsScreen(t *testing.T) {
 		t.Fatalf("the server's emulator skipped %d bytes (the machine is too slow for this pace)", skipped)
 	}
 	waitFor(t, 30*time.Second, "the slow client's screen frame", func() bool { return sc.count(termws.TypeScreen) > 0 })
+	// An ack the client sent before it saw the screen (an offset before
+	// the screen's) is still valid: it must not be refused.
+	first := sc.view(t, 0).segments[0]
+	slow.ack(first.from + int64(len(first.out)))
 
 	// Now the slow client acknowledges what it has, until it has it all.
 	end := term.Produced()
@@ -310,6 +314,11 @@ func TestFlowFastSetsPaceSlowGetsScreen(t *testing.T) {
 	})
 	if len(v.segments) < 2 {
 		t.Fatal("no screen frame for the slow client")
+	}
+	for _, m := range v.controls {
+		if m["type"] == termws.TypeError {
+			t.Errorf("the slow client got %v", m)
+		}
 	}
 	whole := fast.out
 	for i, s := range v.segments {

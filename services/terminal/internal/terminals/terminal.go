@@ -527,7 +527,7 @@ func (t *Terminal) attach(resume *Resume, flow bool) *Attachment {
 		a.Offset = a.Screen.Offset
 	}
 	a.HasScrollback = end > a.Offset || a.Screen != nil
-	s := &Sub{t: t, wake: make(chan struct{}, 1), cursor: a.Offset, flow: flow, acked: a.Offset}
+	s := &Sub{t: t, wake: make(chan struct{}, 1), cursor: a.Offset, flow: flow, acked: a.Offset, clientAcked: a.Offset, sent: a.Offset}
 	if end > a.Offset {
 		s.wake <- struct{}{}
 	}
@@ -626,7 +626,13 @@ type Sub struct {
 	wake   chan struct{}
 	flow   bool
 	cursor int64 // guarded by t.mu
-	acked  int64 // guarded by t.mu: the flow client's last acknowledgement
+	// Guarded by t.mu, for a flow subscriber: acked is what flow control
+	// counts as acknowledged (the client's last ack, or the offset of the
+	// last screen sent if greater); clientAcked is the client's own last
+	// ack, and sent the furthest offset ever handed to it. An ack is
+	// checked against these two: one sent before the client saw a
+	// screen is still valid, and just counts for nothing.
+	acked, clientAcked, sent int64
 }
 
 // Errors of Ack; nothing changed.
@@ -648,12 +654,13 @@ func (s *Sub) Ack(off int64) error {
 	switch {
 	case !s.flow:
 		return ErrNotFlow
-	case off > s.cursor:
+	case off > s.sent:
 		return ErrAckAhead
-	case off < s.acked:
+	case off < s.clientAcked:
 		return ErrAckBackward
 	}
-	s.acked = off
+	s.clientAcked = off
+	s.acked = max(s.acked, off)
 	t.checkFlowLocked()
 	signal(s.wake) // its window may have opened
 	return nil
@@ -663,7 +670,7 @@ func (s *Sub) Ack(off int64) error {
 func (s *Sub) Acked() int64 {
 	s.t.mu.Lock()
 	defer s.t.mu.Unlock()
-	return s.acked
+	return s.clientAcked
 }
 
 // NextFlow is Next for a flow subscriber: it copies at most the high
@@ -682,6 +689,7 @@ func (s *Sub) NextFlow(p []byte, drain bool) (n int, screen *Screen) {
 		screen = t.snapshotLocked()
 		t.mu.Lock()
 		s.cursor, s.acked = screen.Offset, screen.Offset
+		s.sent = max(s.sent, s.cursor)
 		t.checkFlowLocked()
 		if s.cursor < t.ring.End() {
 			signal(s.wake)
@@ -704,6 +712,7 @@ func (s *Sub) NextFlow(p []byte, drain bool) (n int, screen *Screen) {
 	}
 	n = t.ring.ReadAt(p, s.cursor)
 	s.cursor += int64(n)
+	s.sent = max(s.sent, s.cursor)
 	if s.cursor < t.ring.End() && (drain || s.cursor < s.acked+t.m.cfg.FlowHigh) {
 		signal(s.wake)
 	}
