@@ -17,10 +17,11 @@ import (
 // (a Linux pty hands out at most a few KiB at a time).
 const readSize = 64 << 10
 
-// emuChunk is how much output the emulator takes at a time: a screen
-// snapshot waits for at most one chunk, and the larger the chunk, the more
-// plain text the emulator's shortcut can skip (vtscreen.Screen.Write).
-const emuChunk = 128 << 10
+// emuChunk is the most output the emulator takes at a time (and at most
+// half the ring): the larger the chunk, the more plain text its shortcut
+// skips (vtscreen.Screen.Write), as it emulates the last lines of each
+// run whatever its length.
+const emuChunk = 1 << 20
 
 // drainTimeout bounds the wait for the last output after the shell's
 // session has ended (the reader normally sees EIO at once).
@@ -85,9 +86,14 @@ type Terminal struct {
 	// before mu when both are held.
 	emuMu      sync.Mutex
 	scr        *vtscreen.Screen
+	emuBuf     []byte // the emulator's chunk of output
 	emuOff     int64
 	emuSkipped int64 // bytes the emulator could not keep up with (guarded by emuMu)
 	emuWake    chan struct{}
+	// Guarded by mu: the offset the emulator has taken from the ring
+	// (emuOff once it has fed it), and whether it waits for output.
+	emuAt   int64
+	emuIdle bool
 
 	readDone chan struct{} // the reader has stopped
 	done     chan struct{} // the shell has ended: code is set, all output is in the ring
@@ -104,6 +110,7 @@ func newTerminal(m *Manager, session, cwd string, p *pty.PTY, rows, cols uint16)
 		m: m, session: session, cwd: cwd, started: m.cfg.Now().UTC(), stream: newStreamID(), pty: p,
 		ring: scrollback.New(m.cfg.Scrollback), subs: map[*Sub]struct{}{}, rows: rows, cols: cols,
 		unpause: make(chan struct{}), scr: vtscreen.New(int(rows), int(cols)), emuWake: make(chan struct{}, 1),
+		emuBuf: make([]byte, min(emuChunk, max(m.cfg.Scrollback/2, 4096))), emuIdle: true,
 		readDone: make(chan struct{}), done: make(chan struct{}), gone: make(chan struct{}),
 	}
 }
@@ -199,8 +206,11 @@ func (t *Terminal) publish(p []byte) {
 		signal(s.wake)
 	}
 	t.checkFlowLocked()
+	wake := t.emuIdle || t.ring.End()-t.emuAt >= t.emuBatchLocked()
 	t.mu.Unlock()
-	signal(t.emuWake)
+	if wake {
+		signal(t.emuWake)
+	}
 }
 
 func signal(ch chan struct{}) {
@@ -283,7 +293,6 @@ func (t *Terminal) Paused() bool {
 // from a line start: the screen then shows the latest output, but modes
 // set in what it skipped are missed. EmulatorSkipped counts such bytes.
 func (t *Terminal) emuLoop() {
-	buf := make([]byte, emuChunk)
 	maxLag := t.emuMaxLag()
 	for {
 		select {
@@ -291,8 +300,62 @@ func (t *Terminal) emuLoop() {
 		case <-t.done:
 			return
 		}
-		for t.emuStep(buf, maxLag) {
+		// Let output gather, so that the emulator takes it in large
+		// pieces (in which its plain-text shortcut skips most of a
+		// flood), unless it is only a little: then after emuDelay. A
+		// screen snapshot catches up first, so this costs no freshness.
+		if !t.emuGather() {
+			return
 		}
+		t.emuMu.Lock()
+		for t.emuStepLocked(maxLag) {
+		}
+		t.emuMu.Unlock()
+		t.mu.Lock()
+		if t.emuAt == t.ring.End() {
+			t.emuIdle = true // publish wakes it at the next output
+		} else {
+			signal(t.emuWake)
+		}
+		t.mu.Unlock()
+	}
+}
+
+// emuDelay: the emulator runs once half its allowed lag waits for it, or
+// emuDelay after the first byte.
+const emuDelay = 30 * time.Millisecond
+
+// emuGather waits until half the emulator's allowed lag waits for it or
+// emuDelay has passed; false when the terminal has ended. publish wakes
+// it only when the first output arrives and when enough has.
+func (t *Terminal) emuGather() bool {
+	timer := time.NewTimer(emuDelay)
+	defer timer.Stop()
+	for {
+		t.mu.Lock()
+		t.emuIdle = false
+		ready := t.ring.End()-t.emuAt >= t.emuBatchLocked()
+		t.mu.Unlock()
+		if ready {
+			return true
+		}
+		select {
+		case <-t.emuWake:
+		case <-timer.C:
+			return true
+		case <-t.done:
+			return false
+		}
+	}
+}
+
+// emuBatchLocked is how much output makes the emulator run at once.
+func (t *Terminal) emuBatchLocked() int64 { return t.emuMaxLag() / 2 }
+
+// catchUpLocked feeds the emulator all the output there is; emuMu is held.
+func (t *Terminal) catchUpLocked() {
+	maxLag := t.emuMaxLag()
+	for t.emuStepLocked(maxLag) {
 	}
 }
 
@@ -305,10 +368,11 @@ func (t *Terminal) emuMaxLag() int64 {
 	return max(size/2, size-2*readSize)
 }
 
-// emuStep feeds the emulator one chunk (and the resizes due); false when
-// it has caught up.
-func (t *Terminal) emuStep(buf []byte, maxLag int64) bool {
-	off := t.emuOff // only this goroutine writes it
+// emuStepLocked feeds the emulator one chunk (and the resizes due);
+// false when it has caught up. emuMu is held.
+func (t *Terminal) emuStepLocked(maxLag int64) bool {
+	buf := t.emuBuf
+	off := t.emuOff
 	var skipTo int64 = -1
 	var due []resizeAt
 	t.mu.Lock()
@@ -331,11 +395,11 @@ func (t *Terminal) emuStep(buf []byte, maxLag int64) bool {
 		due = append(due, t.resizes[0])
 		t.resizes = t.resizes[1:]
 	}
+	t.emuAt = off + int64(n)
 	t.mu.Unlock()
 	if n == 0 && len(due) == 0 && skipTo < 0 {
 		return false
 	}
-	t.emuMu.Lock()
 	if skipTo >= 0 {
 		t.emuSkipped += skipTo - t.emuOff
 		// Cancel any sequence cut in the middle, back to the line start.
@@ -350,7 +414,6 @@ func (t *Terminal) emuStep(buf []byte, maxLag int64) bool {
 		t.scr.Resize(int(r.rows), int(r.cols))
 	}
 	t.emuOff = off + int64(n)
-	t.emuMu.Unlock()
 	return true
 }
 
@@ -508,6 +571,7 @@ func (t *Terminal) attach(resume *Resume, flow bool) *Attachment {
 	if flow {
 		t.emuMu.Lock()
 		defer t.emuMu.Unlock()
+		t.catchUpLocked() // in case a screen is needed
 	}
 	t.mu.Lock()
 	if t.closing {
@@ -686,6 +750,7 @@ func (s *Sub) NextFlow(p []byte, drain bool) (n int, screen *Screen) {
 	if behind {
 		t.emuMu.Lock()
 		defer t.emuMu.Unlock()
+		t.catchUpLocked()
 		screen = t.snapshotLocked()
 		t.mu.Lock()
 		s.cursor, s.acked = screen.Offset, screen.Offset

@@ -12,7 +12,7 @@ import (
 // PTY read: little to skip), beside the library alone.
 func BenchmarkWrite(b *testing.B) {
 	var plain, colour bytes.Buffer
-	for i := 0; plain.Len() < 1<<20; i++ {
+	for i := 0; plain.Len() < 4<<20; i++ {
 		fmt.Fprintf(&plain, "line %d of the output, long enough to look like a log line\r\n", i)
 		fmt.Fprintf(&colour, "\x1b[3%dmline %d\x1b[0m of the \x1b[1moutput\x1b[0m, like a log line\r\n", i%8, i)
 	}
@@ -20,7 +20,7 @@ func BenchmarkWrite(b *testing.B) {
 		name string
 		data []byte
 	}{{"plain", plain.Bytes()}, {"colour", colour.Bytes()}} {
-		for _, chunk := range []int{32 << 10, 4 << 10} {
+		for _, chunk := range []int{512 << 10, 32 << 10, 4 << 10} {
 			b.Run(fmt.Sprintf("%s/%dKiB", c.name, chunk>>10), func(b *testing.B) {
 				s := New(24, 80)
 				b.SetBytes(int64(len(c.data)))

@@ -22,6 +22,7 @@
 package vtscreen
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strconv"
@@ -156,28 +157,32 @@ func (s *Screen) Write(p []byte) {
 // Skipped is how many bytes the plain-text shortcut did not emulate.
 func (s *Screen) Skipped() int64 { return s.skipped }
 
+// plainByte marks the bytes of plain text: printable (UTF-8 included),
+// tab, CR, LF, BEL.
+var plainByte = func() (t [256]bool) {
+	for b := range 256 {
+		t[b] = (b >= 0x20 && b != 0x7f) || b == '\r' || b == '\n' || b == '\t' || b == 0x07
+	}
+	return t
+}()
+
 // plainRun returns the end of the run of plain text starting at i (i
 // when p[i] does not start one) and the number of line feeds in it.
 // An SGR sequence cut by the end of p ends the run before it.
 func plainRun(p []byte, i int) (end, lfs int) {
+	start := i
 	for i < len(p) {
-		switch b := p[i]; {
-		case b == '\n':
-			lfs++
+		if plainByte[p[i]] {
 			i++
-		case b >= 0x20 && b != 0x7f, b == '\r', b == '\t', b == 0x07:
-			i++
-		case b == 0x1b:
-			n := sgrLen(p[i:])
-			if n == 0 {
-				return i, lfs
-			}
-			i += n
-		default:
-			return i, lfs
+			continue
 		}
+		if n := sgrLen(p[i:]); n > 0 {
+			i += n
+			continue
+		}
+		break
 	}
-	return i, lfs
+	return i, bytes.Count(p[start:i], []byte{'\n'})
 }
 
 // sgrLen is the length of the SGR sequence (CSI digits ; : m) p starts
@@ -200,26 +205,32 @@ func sgrLen(p []byte) int {
 
 // nthLF is the index of the n-th line feed in p (n >= 1).
 func nthLF(p []byte, n int) int {
-	for i, b := range p {
-		if b == '\n' {
-			if n--; n == 0 {
-				return i
-			}
+	off := 0
+	for {
+		j := bytes.IndexByte(p[off:], '\n')
+		if j < 0 {
+			return len(p) - 1
 		}
+		if n--; n == 0 {
+			return off + j
+		}
+		off += j + 1
 	}
-	return len(p) - 1
 }
 
 // appendSGR appends the SGR sequences found in the plain run p.
 func appendSGR(dst, p []byte) []byte {
-	for i := 0; i < len(p); i++ {
-		if p[i] == 0x1b {
-			n := sgrLen(p[i:])
-			dst = append(dst, p[i:i+n]...)
-			i += n - 1
+	for {
+		i := bytes.IndexByte(p, 0x1b)
+		if i < 0 {
+			return dst
 		}
+		n := max(sgrLen(p[i:]), 1)
+		if n > 1 {
+			dst = append(dst, p[i:i+n]...)
+		}
+		p = p[i+n:]
 	}
-	return dst
 }
 
 // parseState follows escape sequences as a terminal's parser does, to
