@@ -114,13 +114,14 @@ func New(rows, cols int) *Screen {
 // would be: in a run of plain text (printable characters, tabs, CR, LF,
 // BEL and SGR sequences, starting outside any escape sequence) that holds
 // more than twice the screen's height in line feeds, all but the last
-// 2×rows+1 lines would scroll off the screen, so only the SGR sequences
-// of the front of the run are fed (the pen must end up the same), then
-// its last lines. Every line on the screen afterwards was blank when the
-// tail started writing it. The shortcut is off while a scroll region or
+// 2×rows+1 lines (rows+1 when the cursor is on the bottom line, where
+// every line feed scrolls) would scroll off the screen, so only the SGR
+// sequences of the front of the run are fed (the pen must end up the
+// same), then its last lines. Every line on the screen afterwards was
+// blank when the tail started writing it. The shortcut is off while a scroll region or
 // left/right margins are set.
 func (s *Screen) Write(p []byte) {
-	keep := 2*s.emu.Height() + 1
+	rows := s.emu.Height()
 	fed := 0
 	for i := 0; i < len(p); {
 		if s.st != stGround {
@@ -134,10 +135,16 @@ func (s *Screen) Write(p []byte) {
 			i++
 			continue
 		}
-		if lfs > keep {
+		if lfs > 2*rows+1 {
 			// What came before may set a scroll region: feed it first.
 			_, _ = s.emu.Write(p[fed:i])
 			fed = i
+			// With the cursor on the bottom line, every line feed
+			// scrolls: the last rows+1 lines are enough.
+			keep := 2*rows + 1
+			if s.emu.CursorPosition().Y == rows-1 {
+				keep = rows + 1
+			}
 			if s.top == 0 && !s.modes[ansi.ModeLeftRightMargin] {
 				cut := nthLF(p[i:end], lfs-keep) + i + 1 // after the (lfs-keep)-th line feed
 				s.sgr = appendSGR(s.sgr[:0], p[i:cut])
@@ -218,8 +225,11 @@ func nthLF(p []byte, n int) int {
 	}
 }
 
-// appendSGR appends the SGR sequences found in the plain run p.
+// appendSGR appends the SGR sequences found in the plain run p, from the
+// last full reset (ESC [ m or ESC [ 0 m) on: what came before it no
+// longer shows in the pen.
 func appendSGR(dst, p []byte) []byte {
+	base := len(dst)
 	for {
 		i := bytes.IndexByte(p, 0x1b)
 		if i < 0 {
@@ -227,6 +237,9 @@ func appendSGR(dst, p []byte) []byte {
 		}
 		n := max(sgrLen(p[i:]), 1)
 		if n > 1 {
+			if seq := p[i : i+n]; string(seq) == "\x1b[m" || string(seq) == "\x1b[0m" {
+				dst = dst[:base]
+			}
 			dst = append(dst, p[i:i+n]...)
 		}
 		p = p[i+n:]
