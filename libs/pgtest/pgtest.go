@@ -63,7 +63,7 @@ func Start(tb testing.TB, opts ...Option) *Server {
 	if bin == "" {
 		bin = Bin
 	}
-	if _, err := os.Stat(filepath.Join(bin, "initdb")); err != nil {
+	if _, err := os.Stat(filepath.Join(bin, "initdb")); err != nil { //nolint:gosec // the test's own setting names PostgreSQL's bin directory
 		tb.Skipf("pgtest: no initdb in %s (set TEST_PG_BIN to PostgreSQL's bin directory): %v", bin, err)
 	}
 	root, err := os.MkdirTemp("", "pgtest-")
@@ -150,7 +150,7 @@ func (s *Server) run(prog string, args ...string) {
 	s.tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(s.bin, prog), args...)
+	cmd := exec.CommandContext(ctx, filepath.Join(s.bin, prog), args...) //nolint:gosec // PostgreSQL's own programs, from the test's setting
 	cmd.Dir = s.sock
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
 	if s.cred != nil {

@@ -182,8 +182,10 @@ func Dial(ctx context.Context, url string, header http.Header, timeout time.Dura
 		_ = ws.Close()
 		return nil, err
 	}
-	c := &Conn{ws: ws, chunks: make(chan chunk, 64), done: make(chan struct{}), Connected: f,
-		flow: f.Flow, pos: f.Offset, acked: f.Offset, ackedAt: time.Now()}
+	c := &Conn{
+		ws: ws, chunks: make(chan chunk, 64), done: make(chan struct{}), Connected: f,
+		flow: f.Flow, pos: f.Offset, acked: f.Offset, ackedAt: time.Now(),
+	}
 	c.timer = time.NewTimer(time.Hour)
 	c.timer.Stop()
 	c.reader.Add(1)
