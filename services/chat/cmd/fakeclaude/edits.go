@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -48,14 +49,16 @@ func (t *turn) editThree(n int) {
 	for _, name := range editThreeFiles[:2] {
 		p := filepath.Join(f.cwd, name)
 		content := editThreeContent(name, n)
-		err := os.WriteFile(p, []byte(content), 0o644)
+		err := os.WriteFile(p, []byte(content), 0o644) //nolint:gosec // a project file, readable as the real agent writes it
 		t.playTool(c, "Write", map[string]any{"file_path": p, "content": content}, err,
 			"The file "+p+" has been updated.",
 			map[string]any{"type": "update", "filePath": p, "content": content, "structuredPatch": []any{}, "originalFile": nil, "userModified": false})
 	}
 	name := editThreeFiles[2]
 	cmd := fmt.Sprintf("printf '%%s\\n' '%s' > %s", strings.TrimSuffix(editThreeContent(name, n), "\n"), name)
-	sh := exec.Command("sh", "-c", cmd)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sh := exec.CommandContext(ctx, "sh", "-c", cmd)
 	sh.Dir = f.cwd
 	out, err := sh.CombinedOutput()
 	t.playTool(c, "Bash", map[string]any{"command": cmd, "description": "Write " + name}, err, string(out),

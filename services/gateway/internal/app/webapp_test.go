@@ -21,9 +21,12 @@ func TestWebApp(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the embedded build has no index.html (run make ui): %v", err)
 	}
-	for _, p := range []string{"/", "/new", "/s/K7QZ3XH2M4A5B6C7D2E3F4G5H6", "/s/K7QZ3XH2M4A5B6C7D2E3F4G5H6/terminal",
+	pages := []string{
+		"/", "/new", "/s/K7QZ3XH2M4A5B6C7D2E3F4G5H6", "/s/K7QZ3XH2M4A5B6C7D2E3F4G5H6/terminal",
 		"/s/K7QZ3XH2M4A5B6C7D2E3F4G5H6/files", "/s/K7QZ3XH2M4A5B6C7D2E3F4G5H6/changes", "/s/K7QZ3XH2M4A5B6C7D2E3F4G5H6/git/",
-		"/costs", "/sql", "/settings"} {
+		"/costs", "/sql", "/settings",
+	}
+	for _, p := range pages {
 		r := g.do(req{path: p, headers: cookie(c, nil)})
 		if r.status != 200 || r.body != string(index) {
 			t.Fatalf("GET %s = %d, want the app page", p, r.status)

@@ -346,11 +346,21 @@ var genericModes = []struct {
 	mode ansi.Mode
 	def  bool
 }{
-	{ansi.ModeCursorKeys, false}, {ansi.ModeAutoWrap, true}, {ansi.ModeMouseX10, false},
-	{ansi.ModeMouseNormal, false}, {ansi.ModeMouseHighlight, false}, {ansi.ModeMouseButtonEvent, false},
-	{ansi.ModeMouseAnyEvent, false}, {ansi.ModeFocusEvent, false}, {ansi.ModeMouseExtUtf8, false},
-	{ansi.ModeMouseExtSgr, false}, {ansi.ModeMouseExtUrxvt, false}, {ansi.ModeMouseExtSgrPixel, false},
-	{ansi.ModeBracketedPaste, false}, {ansi.ModeInsertReplace, false}, {ansi.ModeLineFeedNewLine, false},
+	{ansi.ModeCursorKeys, false},
+	{ansi.ModeAutoWrap, true},
+	{ansi.ModeMouseX10, false},
+	{ansi.ModeMouseNormal, false},
+	{ansi.ModeMouseHighlight, false},
+	{ansi.ModeMouseButtonEvent, false},
+	{ansi.ModeMouseAnyEvent, false},
+	{ansi.ModeFocusEvent, false},
+	{ansi.ModeMouseExtUtf8, false},
+	{ansi.ModeMouseExtSgr, false},
+	{ansi.ModeMouseExtUrxvt, false},
+	{ansi.ModeMouseExtSgrPixel, false},
+	{ansi.ModeBracketedPaste, false},
+	{ansi.ModeInsertReplace, false},
+	{ansi.ModeLineFeedNewLine, false},
 	{ansi.DECMode(5), false}, // reverse video
 }
 
