@@ -1,1 +1,0 @@
-import{t as e}from"./index-C0_hSpZH.js";function t(t){return e(`p`,{class:`muted pad`,children:`This pane is being built.`})}export{t as default};
