@@ -7,17 +7,18 @@ import type { Signal } from "@preact/signals";
 import { keySequence, withCtrl, type BarKey } from "./keys";
 import type { TermHandle } from "./TermView";
 
+// In two rows of seven on a phone: Ctrl first, Paste last.
 const KEYS: { key: BarKey; label: string; name: string }[] = [
   { key: "Esc", label: "Esc", name: "Esc" },
   { key: "Tab", label: "Tab", name: "Tab" },
   { key: "ShiftTab", label: "⇧Tab", name: "Shift+Tab" },
+  { key: "|", label: "|", name: "Pipe" },
+  { key: "~", label: "~", name: "Tilde" },
+  { key: "/", label: "/", name: "Slash" },
   { key: "Left", label: "←", name: "Left" },
   { key: "Up", label: "↑", name: "Up" },
   { key: "Down", label: "↓", name: "Down" },
   { key: "Right", label: "→", name: "Right" },
-  { key: "|", label: "|", name: "Pipe" },
-  { key: "~", label: "~", name: "Tilde" },
-  { key: "/", label: "/", name: "Slash" },
 ];
 
 export function KeyBar({ term, ctrl }: { term: TermHandle; ctrl: Signal<boolean> }) {
