@@ -324,3 +324,28 @@ describe("terminal client", () => {
     expect(c.stats.skipped).toBe(1000);
   });
 });
+
+describe("terminal client in a hidden page", () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+    FakeWS.all = [];
+  });
+  afterEach(() => vi.useRealTimers());
+
+  it("acks output as it arrives while hidden (a background tab does not hold the shell), as it is drawn when shown", () => {
+    const sink = new FakeSink();
+    sink.auto = false;
+    const c = client(sink);
+    c.start();
+    last().open();
+    last().json(connected());
+    c.setHidden(true);
+    last().bin(new Uint8Array(ACK_BYTES));
+    expect(last().acks()).toEqual([ACK_BYTES]); // not drawn yet
+    c.setHidden(false);
+    last().bin(new Uint8Array(ACK_BYTES));
+    expect(last().acks()).toEqual([ACK_BYTES]);
+    sink.draw();
+    expect(last().acks()).toEqual([ACK_BYTES, 2 * ACK_BYTES]);
+  });
+});

@@ -168,7 +168,11 @@ export function TermView({ id, label, cwd, active, ctrl, onHandle }: Props) {
     Object.defineProperty(entry, "capture", { get: () => parts.sink.capture, set: (c) => (parts.sink.capture = c) });
     registerTerminal(id, entry);
     const wake = () => client.wake();
-    const onVis = () => document.visibilityState === "visible" && wake();
+    const onVis = () => {
+      client.setHidden(document.visibilityState === "hidden");
+      if (document.visibilityState === "visible") wake();
+    };
+    client.setHidden(document.visibilityState === "hidden");
     addEventListener("focus", wake);
     addEventListener("pageshow", wake);
     addEventListener("online", wake);

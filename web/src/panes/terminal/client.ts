@@ -151,6 +151,7 @@ export class TermClient {
   private sentSize = "";
   private exited = false;
   private queued = 0;
+  private hidden = false;
 
   constructor(o: TermClientOptions) {
     this.o = o;
@@ -201,6 +202,19 @@ export class TermClient {
       return;
     }
     this.watch();
+  }
+
+  /**
+   * The page is hidden (a background tab: its timers, and so xterm.js's parsing,
+   * are throttled): ack output as it arrives rather than as it is drawn, so the
+   * shell does not crawl at the pace of a tab nobody looks at; if the backlog
+   * grows past PENDING_HIGH the page lets go of the socket as usual, and once
+   * shown and drawn it comes back to the current screen.
+   */
+  setHidden(hidden: boolean) {
+    this.hidden = hidden;
+    if (!hidden) return;
+    this.afterRender();
   }
 
   /** Types data (a key, a paste) into the shell; binary, so it is never taken for a control message. */
@@ -369,6 +383,7 @@ export class TermClient {
       if (epoch === this.epoch && end > this.rendered) this.rendered = end;
       this.afterRender();
     });
+    if (this.hidden) this.afterRender();
     if (this.queued > (this.o.pendingHigh ?? PENDING_HIGH) && this.ws) {
       // This page draws slower than the output comes: let go of the socket until it has caught up.
       this.stats.catchups++;
@@ -383,17 +398,22 @@ export class TermClient {
       return;
     }
     if (!this.flow || !this.ws || this.ws.readyState !== 1) return;
-    const due = this.rendered - this.ackSent;
+    const due = this.ackPoint() - this.ackSent;
     if (due <= 0) return;
     if (due >= (this.o.ackBytes ?? ACK_BYTES)) this.sendAck();
     else if (!this.ackTimer) this.ackTimer = setTimeout(() => ((this.ackTimer = null), this.sendAck()), this.o.ackMs ?? ACK_MS);
+  }
+
+  /** What may be acked: what is drawn; while the page is hidden, what has arrived (a hidden tab's throttled timers must not hold the shell). */
+  private ackPoint() {
+    return this.hidden ? this.offset : this.rendered;
   }
 
   private sendAck() {
     this.clearAck();
     const ws = this.ws;
     if (!this.flow || !ws || ws.readyState !== 1) return;
-    const n = Math.min(this.rendered, this.offset);
+    const n = Math.min(this.ackPoint(), this.offset);
     if (n <= this.ackSent) return;
     ws.send(JSON.stringify({ type: "ack", offset: n }));
     this.ackSent = n;
