@@ -65,6 +65,20 @@ e2e('terminal: echo, the size reaches the shell, a reload replays the output', a
   assert.equal((await termInfo(page, id)).stream, streamBefore, 'the same shell');
   await typeLine(page, `echo after-reload`);
   await waitScreen(page, id, /^after-reload$/m);
+
+  // A dropped socket: the output printed meanwhile comes with the reattach, once and in order.
+  const tick = `tick-${rnd()}`;
+  await typeLine(page, `clear; for i in 1 2 3 4 5 6 7 8; do echo ${tick}-$i; sleep 0.25; done`);
+  await waitScreen(page, id, new RegExp(`^${tick}-1$`, 'm'));
+  const connects = (await termInfo(page, id)).stats.connects;
+  await page.evaluate((id) => /** @type {any} */ (window).__svcTerm.disconnect(id), id);
+  const after = await waitScreen(page, id, new RegExp(`^${tick}-8$`, 'm'));
+  await waitConnected(page, id);
+  const i2 = await termInfo(page, id);
+  assert.ok(i2.stats.connects > connects, 'the socket was dialed again');
+  assert.equal(i2.stream, streamBefore, 'the same shell');
+  const ticks = after.split('\n').filter((l) => l.startsWith(`${tick}-`));
+  assert.deepEqual(ticks, [1, 2, 3, 4, 5, 6, 7, 8].map((i) => `${tick}-${i}`), 'every line once, in order');
   await screenshots(page, 'terminal');
 });
 

@@ -217,6 +217,15 @@ export class TermClient {
     this.afterRender();
   }
 
+  /** Closes the socket as a network failure would (the tests' hook): the client reconnects as after any drop. */
+  dropSocket() {
+    try {
+      this.ws?.close(4000, "dropped");
+    } catch {
+      /* closed */
+    }
+  }
+
   /** Types data (a key, a paste) into the shell; binary, so it is never taken for a control message. */
   send(data: string | Uint8Array) {
     if (this.exited) return;

@@ -134,6 +134,8 @@ const hook = {
   input: (id: string, data: string) => entry(id).term.input(data, true),
   /** Resolves with performance.now() once the next output to arrive has been drawn. */
   nextDrawn: (id: string) => entry(id).nextDrawn(),
+  /** Closes the socket as a network failure would; the client reconnects at its stream and offset. */
+  disconnect: (id: string) => entry(id).client.dropSocket(),
   /** Starts counting and hashing (FNV-1a, 32 bits) the output after `begin` up to and including `end`. */
   capture(id: string, begin: string, end: string) {
     entry(id).capture = new Capture(begin, end);
