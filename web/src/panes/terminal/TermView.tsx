@@ -38,6 +38,12 @@ class XtermSink implements Sink {
   private held = false;
   private q: (() => void)[] = [];
   capture: HookEntry["capture"] = null;
+  /** Runs once a screen frame is drawn (the view fits the terminal to its box again, after a screen of another size). */
+  onScreen: (() => void) | null = null;
+
+  screenDrawn() {
+    this.onScreen?.();
+  }
   constructor(private term: Terminal) {}
 
   /** Called once after the next write is drawn (the hook's drawn(), for the benchmark's echo timing). */
@@ -179,6 +185,8 @@ export function TermView({ id, label, cwd, active, ctrl, onHandle }: Props) {
       }
       client.resize(term.rows, term.cols);
     };
+    // A screen frame of another size is drawn at that size, then fitted back to this box (the shell redraws).
+    parts.sink.onScreen = refit;
     const ro = new ResizeObserver(refit);
     ro.observe(el);
     refit();

@@ -31,6 +31,8 @@ export interface Sink {
   write(data: Uint8Array, done: () => void): void;
   /** Once everything queued before is parsed: a full reset, then the size rows×cols (when given and different). */
   reset(rows?: number, cols?: number): void;
+  /** A screen frame was drawn (at its size: the view may fit it to its box again). */
+  screenDrawn?(): void;
 }
 
 export type TermState =
@@ -376,7 +378,10 @@ export class TermClient {
       this.queued += data.length;
       this.o.sink.write(data, () => {
         this.queued -= data.length;
-        if (epoch === this.epoch) this.rendered = Math.max(this.rendered, scr.offset);
+        if (epoch === this.epoch) {
+          this.rendered = Math.max(this.rendered, scr.offset);
+          this.o.sink.screenDrawn?.();
+        }
         this.afterRender();
       });
       return;

@@ -1,1 +1,0 @@
-import{n as e}from"./index-CmFAnAkG.js";function t(t){return e(`p`,{class:`muted pad`,children:`This pane is being built.`})}export{t as default};
