@@ -121,13 +121,13 @@ func isDir(dir string) bool {
 	return err == nil && fi.IsDir()
 }
 
-// socket upgrades GET /ws/terminal?session=…&cwd=…[&stream=…&offset=…].
+// socket upgrades GET /ws/terminal?session=…&cwd=…[&stream=…&offset=…][&flow=1].
 func (s *server) socket(c *fiber.Ctx) error {
 	// Copies: fasthttp reuses the request's memory once this handler
 	// returns, and the connection lives on.
 	session := strings.Clone(c.Query("session"))
 	cwd := strings.Clone(c.Query("cwd"))
-	stream, offset := c.Query("stream"), c.Query("offset")
+	stream, offset, flowParam := c.Query("stream"), c.Query("offset"), c.Query("flow")
 	lost := strings.Clone(c.Get(protocol.HeaderTerminalLostHost))
 	requestID := strings.Clone(c.Get(protocol.HeaderRequestID))
 	switch {
@@ -147,18 +147,26 @@ func (s *server) socket(c *fiber.Ctx) error {
 		}
 		resume = &terminals.Resume{Stream: strings.Clone(stream), Offset: off}
 	}
+	var flow bool
+	switch flowParam {
+	case "", "0":
+	case "1":
+		flow = true
+	default:
+		return badRequest("flow %q: want 1 (acknowledge output, flow control) or 0", flowParam)
+	}
 	if !websocket.FastHTTPIsWebSocketUpgrade(c.Context()) {
 		return &protocol.Error{Code: protocol.CodeBadRequest, Message: "this route needs a WebSocket upgrade", Status: fiber.StatusUpgradeRequired}
 	}
 	log := s.Log.With("session_id", session, "request_id", requestID)
 	attach := func(ctx context.Context) (*terminals.Attachment, error) {
 		return s.Manager.Attach(ctx, terminals.AttachRequest{
-			Session: session, Resume: resume,
+			Session: session, Resume: resume, Flow: flow,
 			Cwd: func(ctx context.Context) (string, error) { return s.startDir(ctx, session, cwd, log), nil },
 		})
 	}
 	err := s.upgrader.Upgrade(c.Context(), func(ws *websocket.Conn) {
-		s.Hub.Serve(ws, termws.Options{Attach: attach, LostHost: lost, Log: log})
+		s.Hub.Serve(ws, termws.Options{Attach: attach, LostHost: lost, Flow: flow, Log: log})
 	})
 	if err != nil {
 		return badRequest("bad WebSocket handshake: %v", err)

@@ -38,6 +38,8 @@ const (
 	EnvExecTimeout      = "TERMINAL_EXEC_TIMEOUT"
 	EnvExecMaxTimeout   = "TERMINAL_EXEC_MAX_TIMEOUT"
 	EnvExecOutputKB     = "TERMINAL_EXEC_OUTPUT_KB"
+	EnvFlowHigh         = "TERMINAL_FLOW_HIGH"
+	EnvFlowLow          = "TERMINAL_FLOW_LOW"
 	DefaultAddr         = "127.0.0.1:8772"
 	DefaultScrollbackKB = 1024
 	DefaultIdleTimeout  = 24 * time.Hour
@@ -46,6 +48,8 @@ const (
 	DefaultExecTimeout  = 60 * time.Second
 	DefaultExecMax      = 600 * time.Second
 	DefaultExecOutputKB = 1024
+	DefaultFlowHighKB   = 1024
+	DefaultFlowLowKB    = 256
 	// KillGrace is how long a hung-up terminal session has before SIGKILL.
 	KillGrace = 2 * time.Second
 )
@@ -56,6 +60,8 @@ const (
 	maxScrollbackKB = 256 << 10
 	minExecOutputKB = 1
 	maxExecOutputKB = 64 << 10
+	minFlowHighKB   = 16
+	maxFlowHighKB   = 256 << 10
 )
 
 // Config is terminal's configuration.
@@ -93,6 +99,9 @@ type Config struct {
 	ExecMaxTimeout time.Duration
 	ExecOutput     int // bytes per stream
 
+	// FlowHigh and FlowLow are the flow-control watermarks, in bytes.
+	FlowHigh, FlowLow int
+
 	// started, when set (by this package's tests), is given the running
 	// parts before Run serves.
 	started func(parts)
@@ -116,6 +125,8 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		ExecTimeout:    r.Duration(EnvExecTimeout, DefaultExecTimeout),
 		ExecMaxTimeout: r.Duration(EnvExecMaxTimeout, DefaultExecMax),
 		ExecOutput:     r.Int(EnvExecOutputKB, DefaultExecOutputKB) << 10,
+		FlowHigh:       r.Int(EnvFlowHigh, DefaultFlowHighKB) << 10,
+		FlowLow:        r.Int(EnvFlowLow, DefaultFlowLowKB) << 10,
 	}
 	if _, _, err := net.SplitHostPort(cfg.Addr); err != nil {
 		r.Fail("%s=%q: want host:port", EnvAddr, cfg.Addr)
@@ -130,6 +141,12 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	}
 	if kb := cfg.ExecOutput >> 10; kb < minExecOutputKB || kb > maxExecOutputKB {
 		r.Fail("%s=%d: want %d to %d", EnvExecOutputKB, kb, minExecOutputKB, maxExecOutputKB)
+	}
+	if kb := cfg.FlowHigh >> 10; kb < minFlowHighKB || kb > maxFlowHighKB {
+		r.Fail("%s=%d: want %d to %d (KiB)", EnvFlowHigh, kb, minFlowHighKB, maxFlowHighKB)
+	}
+	if low := cfg.FlowLow >> 10; low < 1 || cfg.FlowLow >= cfg.FlowHigh {
+		r.Fail("%s=%d: want at least 1 and less than %s (%d KiB)", EnvFlowLow, low, EnvFlowHigh, cfg.FlowHigh>>10)
 	}
 	if cfg.Heartbeat < 100*time.Millisecond || cfg.Heartbeat > time.Minute {
 		r.Fail("%s=%s: want 100ms to 1m", EnvHeartbeat, cfg.Heartbeat)

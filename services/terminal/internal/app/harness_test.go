@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -216,6 +217,20 @@ type client struct {
 	pos       int64  // stream offset after the last byte received
 	controls  []map[string]any
 	closeCode int // set when the server closed
+	// Flow clients: screens received (each with the mark of the output
+	// that follows it), whether each output frame is acknowledged as it
+	// arrives, and a pause for each 4 KiB of output (a slow reader).
+	screens []screenAt
+	autoAck bool
+	delay   time.Duration
+}
+
+// screenAt is a screen frame and its serialized screen, received when the
+// output was at mark.
+type screenAt struct {
+	termws.Screen
+	data []byte
+	mark int
 }
 
 // dial opens /ws/terminal with the query q and reads the connected frame.
@@ -261,6 +276,15 @@ func (h *host) tryDial(q url.Values, header http.Header) (*client, refusal, erro
 		h.t.Fatalf("first frame %s is not connected: %v", msg, err)
 	}
 	c.pos = c.connected.Offset
+	// A screen announced by connected (a flow client whose replay would
+	// be truncated) comes first.
+	if c.connected.Flow && c.connected.ScrollbackTruncated {
+		kind, msg := c.next(5 * time.Second)
+		if kind != websocket.TextMessage {
+			h.t.Fatalf("frame after a truncated flow connected is %d %q, want a screen frame", kind, msg)
+		}
+		c.readScreen(msg)
+	}
 	return c, r, nil
 }
 
@@ -308,6 +332,13 @@ func (c *client) pump(d time.Duration, what string, cond func() bool) {
 				c.out = append(c.out[:0], c.out[cut:]...)
 				c.outBase += cut
 			}
+			if c.delay > 0 {
+				// A slow reader (not a synchronisation): delay per 4 KiB.
+				time.Sleep(c.delay * time.Duration((len(msg)+4095)/4096))
+			}
+			if c.autoAck {
+				c.ack(c.pos)
+			}
 		case websocket.TextMessage:
 			var m map[string]any
 			if err := json.Unmarshal(msg, &m); err != nil {
@@ -315,6 +346,9 @@ func (c *client) pump(d time.Duration, what string, cond func() bool) {
 			}
 			if m["type"] == termws.TypeResync {
 				c.pos = int64(m["offset"].(float64))
+			}
+			if m["type"] == termws.TypeScreen {
+				c.readScreen(msg)
 			}
 			c.controls = append(c.controls, m)
 		default:
@@ -324,6 +358,28 @@ func (c *client) pump(d time.Duration, what string, cond func() bool) {
 			c.t.Fatalf("connection ended (%s) waiting for %s; output:\n%q\ncontrols: %v", msg, what, tail(c.out), c.controls)
 		}
 	}
+}
+
+// readScreen reads the serialized screen that follows a screen frame.
+func (c *client) readScreen(frame []byte) {
+	c.t.Helper()
+	var s screenAt
+	if err := json.Unmarshal(frame, &s.Screen); err != nil {
+		c.t.Fatalf("screen frame %s: %v", frame, err)
+	}
+	kind, data := c.next(10 * time.Second)
+	if kind != websocket.BinaryMessage || len(data) != s.Bytes {
+		c.t.Fatalf("after %s: frame %d of %d bytes, want the binary screen of %d", frame, kind, len(data), s.Bytes)
+	}
+	s.data, s.mark = data, c.mark()
+	c.screens = append(c.screens, s)
+	c.pos = s.Offset
+}
+
+// ack acknowledges output up to off.
+func (c *client) ack(off int64) {
+	c.t.Helper()
+	c.send(`{"type":"ack","offset":` + strconv.FormatInt(off, 10) + `}`)
 }
 
 func tail(b []byte) []byte {

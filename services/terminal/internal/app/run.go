@@ -57,7 +57,8 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	}
 	mgr := terminals.NewManager(terminals.Config{
 		Shell: cfg.Shell, ShellArgs: cfg.ShellArgs, Env: env, Scrollback: cfg.Scrollback,
-		IdleTimeout: cfg.IdleTimeout, KillGrace: KillGrace, InputTimeout: cfg.WriteTimeout, Log: log,
+		IdleTimeout: cfg.IdleTimeout, KillGrace: KillGrace, InputTimeout: cfg.WriteTimeout,
+		FlowHigh: int64(cfg.FlowHigh), FlowLow: int64(cfg.FlowLow), Log: log,
 	}, ann)
 	ann.SetSource(mgr.List)
 	hub := termws.NewHub(termws.Config{

@@ -26,6 +26,12 @@ var (
 	ErrEnded    = errors.New("the terminal has ended")
 )
 
+// Default flow-control watermarks.
+const (
+	DefaultFlowHigh = 1 << 20
+	DefaultFlowLow  = 256 << 10
+)
+
 // Initial size of a new terminal, until its first resize.
 const (
 	DefaultRows = 24
@@ -49,8 +55,15 @@ type Config struct {
 	// InputTimeout bounds one write of input to a terminal that does not
 	// take it.
 	InputTimeout time.Duration
-	Log          *slog.Logger
-	Now          func() time.Time
+	// FlowHigh and FlowLow are the flow-control watermarks in bytes: the
+	// PTY is not read while the most advanced flow client has FlowHigh
+	// or more unacknowledged, until it has less than FlowLow. FlowHigh
+	// is also the most a flow client is sent beyond its acknowledgement;
+	// it is capped at Scrollback, so that the pacing client never falls
+	// behind the ring.
+	FlowHigh, FlowLow int64
+	Log               *slog.Logger
+	Now               func() time.Time
 }
 
 // Hooks are told about the terminals' lives (the host registry).
@@ -95,6 +108,14 @@ func NewManager(cfg Config, hooks Hooks) *Manager {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
+	if cfg.FlowHigh <= 0 {
+		cfg.FlowHigh = DefaultFlowHigh
+	}
+	// The pacing client must never fall behind the ring.
+	cfg.FlowHigh = min(cfg.FlowHigh, int64(max(cfg.Scrollback, 1)))
+	if cfg.FlowLow <= 0 || cfg.FlowLow >= cfg.FlowHigh {
+		cfg.FlowLow = cfg.FlowHigh / 4
+	}
 	return &Manager{cfg: cfg, hooks: hooks, terms: map[string]*Terminal{}, starting: map[string]chan struct{}{}}
 }
 
@@ -103,6 +124,8 @@ type AttachRequest struct {
 	Session string
 	// Resume, when set, continues a stream the client was reading.
 	Resume *Resume
+	// Flow makes the subscriber a flow subscriber (it acknowledges).
+	Flow bool
 	// Cwd picks the working directory when the session has no terminal
 	// and one must be started.
 	Cwd func(ctx context.Context) (string, error)
@@ -119,7 +142,7 @@ func (m *Manager) Attach(ctx context.Context, req AttachRequest) (*Attachment, e
 		}
 		if t := m.terms[req.Session]; t != nil {
 			m.mu.Unlock()
-			if a := t.attach(req.Resume); a != nil {
+			if a := t.attach(req.Resume, req.Flow); a != nil {
 				return a, nil
 			}
 			if err := wait(ctx, t.gone); err != nil {
@@ -154,7 +177,7 @@ func (m *Manager) Attach(ctx context.Context, req AttachRequest) (*Attachment, e
 			return nil, err
 		}
 		m.terms[req.Session] = t
-		a := t.attach(req.Resume)
+		a := t.attach(req.Resume, req.Flow)
 		t.run()
 		m.mu.Unlock()
 		a.Created, a.PreviousHost = true, t.previousHost

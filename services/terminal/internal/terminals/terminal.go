@@ -10,11 +10,16 @@ import (
 
 	"github.com/svc-code/svc-code/services/terminal/internal/pty"
 	"github.com/svc-code/svc-code/services/terminal/internal/scrollback"
+	"github.com/svc-code/svc-code/services/terminal/internal/vtscreen"
 )
 
 // readSize is the PTY read buffer: one read takes whatever the kernel has
 // (a Linux pty hands out at most a few KiB at a time).
 const readSize = 64 << 10
+
+// emuChunk is how much output the emulator takes at a time: a screen
+// snapshot waits for at most one chunk.
+const emuChunk = 32 << 10
 
 // drainTimeout bounds the wait for the last output after the shell's
 // session has ended (the reader normally sees EIO at once).
@@ -66,15 +71,38 @@ type Terminal struct {
 	sigMu  sync.RWMutex
 	reaped bool
 
+	// Flow control (guarded by mu): the reader stops reading the PTY
+	// while paused; unpause is closed when it may go on.
+	paused  bool
+	unpause chan struct{}
+	// resizes are the resizes the emulator has not applied yet, each at
+	// the stream offset where it happened.
+	resizes []resizeAt
+
+	// The server's screen: scr, fed by emuLoop from the ring, is the
+	// screen after the first emuOff bytes of the stream. emuMu is taken
+	// before mu when both are held.
+	emuMu      sync.Mutex
+	scr        *vtscreen.Screen
+	emuOff     int64
+	emuSkipped int64 // bytes the emulator could not keep up with (guarded by emuMu)
+	emuWake    chan struct{}
+
 	readDone chan struct{} // the reader has stopped
 	done     chan struct{} // the shell has ended: code is set, all output is in the ring
 	gone     chan struct{} // the session's claim is released and the slot is free
+}
+
+type resizeAt struct {
+	at         int64
+	rows, cols uint16
 }
 
 func newTerminal(m *Manager, session, cwd string, p *pty.PTY, rows, cols uint16) *Terminal {
 	return &Terminal{
 		m: m, session: session, cwd: cwd, started: m.cfg.Now().UTC(), stream: newStreamID(), pty: p,
 		ring: scrollback.New(m.cfg.Scrollback), subs: map[*Sub]struct{}{}, rows: rows, cols: cols,
+		unpause: make(chan struct{}), scr: vtscreen.New(int(rows), int(cols)), emuWake: make(chan struct{}, 1),
 		readDone: make(chan struct{}), done: make(chan struct{}), gone: make(chan struct{}),
 	}
 }
@@ -122,13 +150,18 @@ func (t *Terminal) infoLocked() Info {
 	}
 }
 
-// run starts the terminal's two goroutines: the reader, which moves output
-// into the ring, and the waiter, which ends the terminal with its shell.
+// run starts the terminal's goroutines: the reader, which moves output
+// into the ring, the emulator, which follows the ring, and the waiter,
+// which ends the terminal with its shell.
 func (t *Terminal) run() {
-	t.m.wg.Add(2)
+	t.m.wg.Add(3)
 	go func() {
 		defer t.m.wg.Done()
 		t.readLoop()
+	}()
+	go func() {
+		defer t.m.wg.Done()
+		t.emuLoop()
 	}()
 	go func() {
 		defer t.m.wg.Done()
@@ -140,12 +173,15 @@ func (t *Terminal) run() {
 }
 
 // readLoop moves the PTY's output into the ring until the PTY is hung up
-// or closed. It never waits for a subscriber: the ring takes every byte.
+// or closed. It never waits for a subscriber, nor for the emulator: the
+// ring takes every byte. It only stops reading while flow control says
+// the most advanced flow client is too far ahead of its acknowledgement.
 func (t *Terminal) readLoop() {
 	defer close(t.readDone)
 	buf := make([]byte, readSize)
 	for {
-		n, err := t.pty.Read(buf)
+		room := t.waitFlow()
+		n, err := t.pty.Read(buf[:min(room, len(buf))])
 		if n > 0 {
 			t.publish(buf[:n])
 		}
@@ -159,12 +195,198 @@ func (t *Terminal) publish(p []byte) {
 	t.mu.Lock()
 	t.ring.Write(p)
 	for s := range t.subs {
-		select {
-		case s.wake <- struct{}{}:
-		default: // already signalled
+		signal(s.wake)
+	}
+	t.checkFlowLocked()
+	t.mu.Unlock()
+	signal(t.emuWake)
+}
+
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default: // already signalled
+	}
+}
+
+// waitFlow returns when the reader may read, at once unless flow control
+// paused it, with how much it may read: up to the high watermark beyond
+// the pacing client's acknowledgement, so that this client never falls
+// behind the ring (the watermark is at most the ring's size).
+func (t *Terminal) waitFlow() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for t.paused {
+		ch := t.unpause
+		t.mu.Unlock()
+		<-ch
+		t.mu.Lock()
+	}
+	if lead := t.leadLocked(); lead >= 0 && !t.closing {
+		return int(max(t.m.cfg.FlowHigh-(t.ring.End()-lead), 1))
+	}
+	return readSize
+}
+
+// leadLocked is the largest acknowledgement of the attached flow
+// clients, -1 when there is none.
+func (t *Terminal) leadLocked() int64 {
+	lead := int64(-1)
+	for s := range t.subs {
+		if s.flow {
+			lead = max(lead, s.acked)
 		}
 	}
+	return lead
+}
+
+// checkFlowLocked pauses or resumes the reader. The pace is set by the
+// attached flow client furthest ahead in acknowledging: the reader
+// stops while more than the high watermark of output is unacknowledged
+// by it, and goes on once less than the low watermark is. Without a flow
+// client, or once the terminal is closing, it never stops.
+func (t *Terminal) checkFlowLocked() {
+	lead := t.leadLocked()
+	switch ahead := t.ring.End() - lead; {
+	case lead < 0 || t.closing:
+		t.setPausedLocked(false)
+	case !t.paused && ahead >= t.m.cfg.FlowHigh:
+		t.setPausedLocked(true)
+	case t.paused && ahead < t.m.cfg.FlowLow:
+		t.setPausedLocked(false)
+	}
+}
+
+func (t *Terminal) setPausedLocked(p bool) {
+	if p == t.paused {
+		return
+	}
+	t.paused = p
+	if p {
+		t.unpause = make(chan struct{})
+	} else {
+		close(t.unpause)
+	}
+}
+
+// Paused tells whether flow control holds the reader now.
+func (t *Terminal) Paused() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.paused
+}
+
+// emuLoop feeds the ring's output to the server's screen, off the
+// reader's path. When it falls more than emuMaxLag behind (output faster
+// than the emulator for a while), it skips to the most recent output,
+// from a line start: the screen then shows the latest output, but modes
+// set in what it skipped are missed. EmulatorSkipped counts such bytes.
+func (t *Terminal) emuLoop() {
+	buf := make([]byte, emuChunk)
+	maxLag := t.emuMaxLag()
+	for {
+		select {
+		case <-t.emuWake:
+		case <-t.done:
+			return
+		}
+		for t.emuStep(buf, maxLag) {
+		}
+	}
+}
+
+// emuMaxLag is how far the emulator may fall behind before it skips: half
+// the ring, so that a screen's offset is still held when a client reads on
+// from it.
+func (t *Terminal) emuMaxLag() int64 {
+	return int64(t.ring.Size() / 2)
+}
+
+// emuStep feeds the emulator one chunk (and the resizes due); false when
+// it has caught up.
+func (t *Terminal) emuStep(buf []byte, maxLag int64) bool {
+	off := t.emuOff // only this goroutine writes it
+	var skipTo int64 = -1
+	var due []resizeAt
+	t.mu.Lock()
+	start, end := t.ring.Start(), t.ring.End()
+	if off < start || end-off > maxLag {
+		skipTo = max(start, end-maxLag/4)
+		skipTo = t.lineStartLocked(skipTo, end)
+		for len(t.resizes) > 0 && t.resizes[0].at <= skipTo {
+			due = append(due, t.resizes[0])
+			t.resizes = t.resizes[1:]
+		}
+		off = skipTo
+	}
+	limit := end
+	if len(t.resizes) > 0 && t.resizes[0].at < limit {
+		limit = t.resizes[0].at
+	}
+	n := t.ring.ReadAt(buf[:min(int64(len(buf)), limit-off)], off)
+	if len(t.resizes) > 0 && t.resizes[0].at == off+int64(n) {
+		due = append(due, t.resizes[0])
+		t.resizes = t.resizes[1:]
+	}
 	t.mu.Unlock()
+	if n == 0 && len(due) == 0 && skipTo < 0 {
+		return false
+	}
+	t.emuMu.Lock()
+	if skipTo >= 0 {
+		t.emuSkipped += skipTo - t.emuOff
+		// Cancel any sequence cut in the middle, back to the line start.
+		t.scr.Write([]byte("\x18\r"))
+		for _, r := range due {
+			t.scr.Resize(int(r.rows), int(r.cols))
+		}
+		due = nil
+	}
+	t.scr.Write(buf[:n])
+	for _, r := range due {
+		t.scr.Resize(int(r.rows), int(r.cols))
+	}
+	t.emuOff = off + int64(n)
+	t.emuMu.Unlock()
+	return true
+}
+
+// lineStartLocked moves off forward past the next newline held in the
+// ring before end (within 4 KiB), so that skipping lands at a line start.
+func (t *Terminal) lineStartLocked(off, end int64) int64 {
+	var b [4096]byte
+	n := t.ring.ReadAt(b[:min(int64(len(b)), end-off)], off)
+	for i := range n {
+		if b[i] == '\n' {
+			return off + int64(i) + 1
+		}
+	}
+	return off
+}
+
+// EmulatorSkipped is how many bytes of output the server's screen skipped
+// because it could not keep up.
+func (t *Terminal) EmulatorSkipped() int64 {
+	t.emuMu.Lock()
+	defer t.emuMu.Unlock()
+	return t.emuSkipped
+}
+
+// Screen is a terminal's screen, serialized at a stream offset.
+type Screen struct {
+	// Offset is the stream offset the screen corresponds to: the output
+	// that follows it starts there.
+	Offset     int64
+	Rows, Cols int
+	// Data are escape sequences that, written to a freshly reset
+	// terminal of Rows×Cols, reproduce the screen and its modes.
+	Data []byte
+}
+
+// snapshotLocked serializes the screen; emuMu is held.
+func (t *Terminal) snapshotLocked() *Screen {
+	rows, cols := t.scr.Size()
+	return &Screen{Offset: t.emuOff, Rows: rows, Cols: cols, Data: t.scr.Serialize()}
 }
 
 // waitLoop waits for the shell, ends what it left in its session, lets the
@@ -177,6 +399,7 @@ func (t *Terminal) waitLoop() {
 	t.mu.Lock()
 	t.closing = true
 	t.stopIdleLocked()
+	t.checkFlowLocked() // the reader drains what is left, whoever reads it
 	t.mu.Unlock()
 	// The shell is gone; hang up the rest of its session as a closing
 	// terminal would, so no job outlives it holding the terminal.
@@ -210,6 +433,7 @@ func (t *Terminal) Kill() {
 	}
 	t.killed, t.closing = true, true
 	t.stopIdleLocked()
+	t.checkFlowLocked()
 	t.mu.Unlock()
 	t.m.wg.Add(1) // the terminal's goroutines still run: the count is not zero
 	go func() {
@@ -264,13 +488,24 @@ func (t *Terminal) Resize(rows, cols uint16) error {
 		}
 		return err
 	}
+	if rows != t.rows || cols != t.cols {
+		t.resizes = append(t.resizes, resizeAt{at: t.ring.End(), rows: rows, cols: cols})
+		signal(t.emuWake)
+	}
 	t.rows, t.cols = rows, cols
 	return nil
 }
 
 // attach adds a subscriber positioned per resume, or returns nil when the
-// terminal is ending.
-func (t *Terminal) attach(resume *Resume) *Attachment {
+// terminal is ending. A flow subscriber whose replay would not start at
+// the stream's beginning (its offset left the ring, or it asks for all
+// and the ring has wrapped) gets the screen instead, and starts reading at
+// the screen's offset.
+func (t *Terminal) attach(resume *Resume, flow bool) *Attachment {
+	if flow {
+		t.emuMu.Lock()
+		defer t.emuMu.Unlock()
+	}
 	t.mu.Lock()
 	if t.closing {
 		t.mu.Unlock()
@@ -284,13 +519,18 @@ func (t *Terminal) attach(resume *Resume) *Attachment {
 			a.Offset, a.Truncated = resume.Offset, false
 		}
 	}
-	a.HasScrollback = end > a.Offset
-	s := &Sub{t: t, wake: make(chan struct{}, 1), cursor: a.Offset}
-	if a.HasScrollback {
+	if flow && a.Truncated {
+		a.Screen = t.snapshotLocked()
+		a.Offset = a.Screen.Offset
+	}
+	a.HasScrollback = end > a.Offset || a.Screen != nil
+	s := &Sub{t: t, wake: make(chan struct{}, 1), cursor: a.Offset, flow: flow, acked: a.Offset}
+	if end > a.Offset {
 		s.wake <- struct{}{}
 	}
 	t.subs[s] = struct{}{}
 	t.stopIdleLocked()
+	t.checkFlowLocked()
 	a.Sub, a.Info = s, t.infoLocked()
 	t.mu.Unlock()
 	t.m.hooks.Changed()
@@ -307,6 +547,7 @@ func (t *Terminal) detach(s *Sub) {
 	if len(t.subs) == 0 {
 		t.armIdleLocked()
 	}
+	t.checkFlowLocked() // a flow client that leaves stops counting at once
 	t.mu.Unlock()
 	t.m.hooks.Changed()
 }
@@ -363,15 +604,107 @@ type Attachment struct {
 	// PreviousHost, for a created terminal, is the host the registry had
 	// for the session before ("" when none).
 	PreviousHost string
+	// Screen, for a flow subscriber whose replay would have been
+	// truncated, is the screen to send before the output from Offset
+	// (which is Screen.Offset).
+	Screen *Screen
 }
 
 // Sub is one reader of a terminal's output: a cursor into its ring. The
 // server holds nothing per reader but the cursor: a reader that falls
 // more than the ring behind skips what it missed (Next reports it).
+//
+// A flow subscriber (flow=1) acknowledges what its client has rendered:
+// it is handed at most the high watermark beyond its acknowledgement, the
+// most advanced one paces the shell, and one that falls behind the ring
+// is given the screen (NextFlow) instead of a gap.
 type Sub struct {
 	t      *Terminal
 	wake   chan struct{}
+	flow   bool
 	cursor int64 // guarded by t.mu
+	acked  int64 // guarded by t.mu: the flow client's last acknowledgement
+}
+
+// Errors of Ack; nothing changed.
+var (
+	ErrNotFlow     = errors.New("not a flow connection")
+	ErrAckAhead    = errors.New("acknowledges output that was not sent")
+	ErrAckBackward = errors.New("acknowledges less than before")
+)
+
+// Flow tells whether the subscriber acknowledges its output.
+func (s *Sub) Flow() bool { return s.flow }
+
+// Ack records that the client has rendered the output before off. It
+// must be at most what was sent (Offset) and at least the previous ack.
+func (s *Sub) Ack(off int64) error {
+	t := s.t
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case !s.flow:
+		return ErrNotFlow
+	case off > s.cursor:
+		return ErrAckAhead
+	case off < s.acked:
+		return ErrAckBackward
+	}
+	s.acked = off
+	t.checkFlowLocked()
+	signal(s.wake) // its window may have opened
+	return nil
+}
+
+// Acked is the flow subscriber's last acknowledgement.
+func (s *Sub) Acked() int64 {
+	s.t.mu.Lock()
+	defer s.t.mu.Unlock()
+	return s.acked
+}
+
+// NextFlow is Next for a flow subscriber: it copies at most the high
+// watermark beyond the last acknowledgement (all that is held when
+// drain is set: the shell has ended), and when the subscriber has fallen
+// behind the ring it returns the screen instead, moving the cursor (and
+// the acknowledgement) to the screen's offset.
+func (s *Sub) NextFlow(p []byte, drain bool) (n int, screen *Screen) {
+	t := s.t
+	t.mu.Lock()
+	behind := s.cursor < t.ring.Start()
+	t.mu.Unlock()
+	if behind {
+		t.emuMu.Lock()
+		defer t.emuMu.Unlock()
+		screen = t.snapshotLocked()
+		t.mu.Lock()
+		s.cursor, s.acked = screen.Offset, screen.Offset
+		t.checkFlowLocked()
+		if s.cursor < t.ring.End() {
+			signal(s.wake)
+		}
+		t.mu.Unlock()
+		return 0, screen
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !drain {
+		room := s.acked + t.m.cfg.FlowHigh - s.cursor
+		if room <= 0 {
+			return 0, nil // Ack wakes the subscriber
+		}
+		p = p[:min(int64(len(p)), room)]
+	}
+	if s.cursor < t.ring.Start() {
+		signal(s.wake) // overtaken meanwhile: the screen next time
+		return 0, nil
+	}
+	n = t.ring.ReadAt(p, s.cursor)
+	s.cursor += int64(n)
+	if s.cursor < t.ring.End() && (drain || s.cursor < s.acked+t.m.cfg.FlowHigh) {
+		signal(s.wake)
+	}
+	return n, nil
 }
 
 // Terminal is the terminal the subscriber reads.
@@ -426,3 +759,10 @@ func (s *Sub) Pending() (pending, missed int64) {
 // Close detaches the reader; a terminal with no reader left starts its
 // idle clock.
 func (s *Sub) Close() { s.t.detach(s) }
+
+// Emulated is the stream offset the server's screen has reached.
+func (t *Terminal) Emulated() int64 {
+	t.emuMu.Lock()
+	defer t.emuMu.Unlock()
+	return t.emuOff
+}

@@ -15,9 +15,14 @@ const (
 	TypePong      = "pong"
 	TypeError     = "error"
 	TypeResync    = "resync"
+	// TypeScreen precedes one binary frame holding the serialized screen
+	// (flow connections only).
+	TypeScreen = "screen"
 	// Client to server.
 	TypeResize = "resize"
 	TypePing   = "ping"
+	// TypeAck acknowledges rendered output (flow connections only).
+	TypeAck = "ack"
 )
 
 // Error codes of error frames.
@@ -65,6 +70,20 @@ type Connected struct {
 	Rows    uint16 `json:"rows"`
 	Cols    uint16 `json:"cols"`
 	Host    string `json:"host"`
+	// Flow: the server accepted flow=1 (acks, flow control, screens).
+	Flow bool `json:"flow,omitempty"`
+}
+
+// Screen announces the serialized screen, in the one binary frame of
+// Bytes bytes that follows (not part of the stream): written to a freshly
+// reset terminal of Rows×Cols it reproduces the screen at stream offset
+// Offset, where the output that follows starts.
+type Screen struct {
+	Type   string `json:"type"`
+	Offset int64  `json:"offset"`
+	Rows   int    `json:"rows"`
+	Cols   int    `json:"cols"`
+	Bytes  int    `json:"bytes"`
 }
 
 // Exit tells that the shell ended, with its code.
@@ -107,8 +126,9 @@ func errorFrame(code, message string) []byte {
 
 // control is a client control message.
 type control struct {
-	kind       string // TypeResize or TypePing
+	kind       string // TypeResize, TypePing or TypeAck
 	rows, cols uint16
+	offset     int64  // of an ack
 	err        string // set when the message is a control message that is invalid
 }
 
@@ -143,6 +163,19 @@ func parseControl(msg []byte) (control, bool) {
 			return c, true
 		}
 		c.rows, c.cols = uint16(rows), uint16(cols)
+		return c, true
+	case TypeAck:
+		c := control{kind: TypeAck}
+		var a struct {
+			Offset json.RawMessage `json:"offset"`
+		}
+		_ = json.Unmarshal(msg, &a)
+		off, err := strconv.ParseInt(string(a.Offset), 10, 64)
+		if err != nil || off < 0 {
+			c.err = "ack needs an integer offset, 0 or more; nothing changed"
+			return c, true
+		}
+		c.offset = off
 		return c, true
 	}
 	return control{}, false

@@ -101,7 +101,10 @@ type Options struct {
 	// LostHost names the dead host the session's terminal was on, when the
 	// gateway sent the session here because of it.
 	LostHost string
-	Log      *slog.Logger
+	// Flow: the client dialled with flow=1 (it acknowledges; Attach made
+	// a flow subscriber).
+	Flow bool
+	Log  *slog.Logger
 }
 
 // ClientStats describes one connection, for tests and diagnostics.
@@ -117,6 +120,10 @@ type ClientStats struct {
 	// (the frame being written and the queued control frames), and
 	// MaxHeld the most it ever held.
 	Held, MaxHeld int64
+	// Flow tells a flow connection; Offset is the stream offset sent to
+	// it, Acked its last acknowledgement.
+	Flow          bool
+	Offset, Acked int64
 }
 
 // Clients describes the open connections.
@@ -129,6 +136,7 @@ func (h *Hub) Clients() []ClientStats {
 		if sub := c.sub.Load(); sub != nil {
 			s.Session = sub.Terminal().Session()
 			s.Pending, s.Missed = sub.Pending()
+			s.Flow, s.Offset, s.Acked = sub.Flow(), sub.Offset(), sub.Acked()
 		}
 		out = append(out, s)
 	}
@@ -204,7 +212,7 @@ func (h *Hub) Serve(ws *websocket.Conn, o Options) {
 		Type: TypeConnected, Session: a.Info.Session, Cwd: a.Info.Cwd, Home: h.cfg.Home, PID: a.Info.PID,
 		HasScrollback: a.HasScrollback, ScrollbackTruncated: a.Truncated,
 		Stream: a.Info.Stream, Offset: a.Offset, Created: a.Created,
-		Rows: a.Info.Rows, Cols: a.Info.Cols, Host: h.cfg.Host,
+		Rows: a.Info.Rows, Cols: a.Info.Cols, Host: h.cfg.Host, Flow: a.Sub.Flow(),
 	})}
 	if msg := lostMessage(a, o.LostHost, h.cfg.Host); msg != "" {
 		first = append(first, errorFrame(CodeTerminalLost, msg))
@@ -214,8 +222,8 @@ func (h *Hub) Serve(ws *websocket.Conn, o Options) {
 	// The writer stops the connection itself when a write fails; after a
 	// close frame it leaves the reader to take the client's answer (or
 	// time out), so the client reads all that was sent before the close.
-	wg.Go(func() { c.writeLoop(a.Sub, first) })
-	c.readLoop(a.Sub.Terminal())
+	wg.Go(func() { c.writeLoop(a.Sub, first, a.Screen) })
+	c.readLoop(a.Sub)
 	c.stop()
 	wg.Wait()
 }
@@ -333,11 +341,14 @@ func (c *conn) addHeld(n int64) {
 }
 
 // writeLoop is the connection's only writer.
-func (c *conn) writeLoop(sub *terminals.Sub, first [][]byte) {
+func (c *conn) writeLoop(sub *terminals.Sub, first [][]byte, screen *terminals.Screen) {
 	for _, f := range first {
 		if c.write(websocket.TextMessage, f) != nil {
 			return
 		}
+	}
+	if screen != nil && c.writeScreen(screen) != nil {
+		return
 	}
 	bp := c.hub.chunks.Get().(*[]byte)
 	defer c.hub.chunks.Put(bp)
@@ -358,7 +369,7 @@ func (c *conn) writeLoop(sub *terminals.Sub, first [][]byte) {
 				return
 			}
 		case <-sub.Wake():
-			if _, err := c.output(sub, buf); err != nil {
+			if _, err := c.output(sub, buf, false); err != nil {
 				return
 			}
 		case <-tick.C:
@@ -373,11 +384,11 @@ func (c *conn) writeLoop(sub *terminals.Sub, first [][]byte) {
 			// The reader has finished: the ring holds all output. Send the
 			// rest, then the exit.
 			for {
-				n, err := c.output(sub, buf)
+				more, err := c.output(sub, buf, true)
 				if err != nil {
 					return
 				}
-				if n == 0 {
+				if !more {
 					break
 				}
 			}
@@ -391,22 +402,48 @@ func (c *conn) writeLoop(sub *terminals.Sub, first [][]byte) {
 }
 
 // output sends the next chunk of output after the cursor, preceded by a
-// resync frame when the client had fallen behind the ring.
-func (c *conn) output(sub *terminals.Sub, buf []byte) (int, error) {
+// resync frame when a client without flow control had fallen behind the
+// ring; a flow client that fell behind gets the screen instead. drain
+// (the shell has ended) sends a flow client all that is held, whatever it
+// acknowledged. more tells that something was sent.
+func (c *conn) output(sub *terminals.Sub, buf []byte, drain bool) (more bool, err error) {
+	if sub.Flow() {
+		n, screen := sub.NextFlow(buf, drain)
+		if screen != nil {
+			return true, c.writeScreen(screen)
+		}
+		return n > 0, c.writeOutput(buf[:n])
+	}
 	n, skipped := sub.Next(buf)
 	if skipped > 0 {
 		f := encode(Resync{Type: TypeResync, Skipped: skipped, Offset: sub.Offset() - int64(n)})
 		if err := c.write(websocket.TextMessage, f); err != nil {
-			return 0, err
+			return false, err
 		}
 	}
-	if n == 0 {
-		return 0, nil
+	return n > 0, c.writeOutput(buf[:n])
+}
+
+func (c *conn) writeOutput(p []byte) error {
+	if len(p) == 0 {
+		return nil
 	}
-	c.addHeld(int64(n))
-	err := c.write(websocket.BinaryMessage, buf[:n])
-	c.addHeld(-int64(n))
-	return n, err
+	c.addHeld(int64(len(p)))
+	err := c.write(websocket.BinaryMessage, p)
+	c.addHeld(-int64(len(p)))
+	return err
+}
+
+// writeScreen sends a screen frame and the serialized screen after it.
+func (c *conn) writeScreen(s *terminals.Screen) error {
+	f := encode(Screen{Type: TypeScreen, Offset: s.Offset, Rows: s.Rows, Cols: s.Cols, Bytes: len(s.Data)})
+	if err := c.write(websocket.TextMessage, f); err != nil {
+		return err
+	}
+	c.addHeld(int64(len(s.Data)))
+	err := c.write(websocket.BinaryMessage, s.Data)
+	c.addHeld(-int64(len(s.Data)))
+	return err
 }
 
 // write sends one frame within the write timeout; a failure stops the
@@ -431,7 +468,7 @@ func (c *conn) close(code int, reason string) {
 
 // readLoop reads the client's messages until the connection fails or
 // closes: input goes to the terminal, control messages are answered.
-func (c *conn) readLoop(term *terminals.Terminal) {
+func (c *conn) readLoop(sub *terminals.Sub) {
 	timeout := c.hub.cfg.ReadTimeout
 	c.ws.SetReadLimit(MaxMessage)
 	extend := func() error {
@@ -453,14 +490,15 @@ func (c *conn) readLoop(term *terminals.Terminal) {
 		if buf == nil {
 			buf = make([]byte, maxControlSize)
 		}
-		if err := c.message(term, kind, r, buf); err != nil {
+		if err := c.message(sub, kind, r, buf); err != nil {
 			return
 		}
 	}
 }
 
 // message handles one client message read from r.
-func (c *conn) message(term *terminals.Terminal, kind int, r io.Reader, buf []byte) error {
+func (c *conn) message(sub *terminals.Sub, kind int, r io.Reader, buf []byte) error {
+	term := sub.Terminal()
 	n, err := io.ReadFull(r, buf)
 	complete := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 	if err != nil && !complete {
@@ -468,7 +506,7 @@ func (c *conn) message(term *terminals.Terminal, kind int, r io.Reader, buf []by
 	}
 	if kind == websocket.TextMessage && complete {
 		if ctl, ok := parseControl(buf[:n]); ok {
-			c.control(term, ctl)
+			c.control(sub, ctl)
 			return nil
 		}
 	}
@@ -512,16 +550,34 @@ func (c *conn) input(term *terminals.Terminal, p []byte) bool {
 	return false
 }
 
-func (c *conn) control(term *terminals.Terminal, ctl control) {
+func (c *conn) control(sub *terminals.Sub, ctl control) {
+	term := sub.Terminal()
 	switch {
 	case ctl.err != "":
 		c.send(errorFrame(CodeBadRequest, ctl.err))
 	case ctl.kind == TypePing:
 		c.send(framePong)
+	case ctl.kind == TypeAck:
+		if err := sub.Ack(ctl.offset); err != nil {
+			c.send(errorFrame(CodeBadRequest, ackMessage(err, ctl.offset, sub)))
+		}
 	case ctl.kind == TypeResize:
 		if err := term.Resize(ctl.rows, ctl.cols); err != nil && !errors.Is(err, terminals.ErrEnded) {
 			c.log.Warn("resize terminal", "err", err)
 			c.send(errorFrame(CodeInternal, "the terminal could not be resized"))
 		}
+	}
+}
+
+func ackMessage(err error, off int64, sub *terminals.Sub) string {
+	switch {
+	case errors.Is(err, terminals.ErrNotFlow):
+		return "ack is only for connections opened with flow=1; nothing changed"
+	case errors.Is(err, terminals.ErrAckAhead):
+		return "ack offset " + strconv.FormatInt(off, 10) + " is beyond the output sent (" +
+			strconv.FormatInt(sub.Offset(), 10) + "); nothing changed"
+	default:
+		return "ack offset " + strconv.FormatInt(off, 10) + " is before the previous ack (" +
+			strconv.FormatInt(sub.Acked(), 10) + "); nothing changed"
 	}
 }

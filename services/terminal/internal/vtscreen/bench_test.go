@@ -1,0 +1,31 @@
+package vtscreen
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+)
+
+// BenchmarkWrite measures the emulator's throughput on lines of text,
+// plain and coloured, 4 KiB at a time as a PTY hands them out.
+func BenchmarkWrite(b *testing.B) {
+	var plain, colour bytes.Buffer
+	for i := 0; plain.Len() < 1<<20; i++ {
+		fmt.Fprintf(&plain, "line %d of the output, long enough to look like a log line\r\n", i)
+		fmt.Fprintf(&colour, "\x1b[3%dmline %d\x1b[0m of the \x1b[1moutput\x1b[0m, like a log line\r\n", i%8, i)
+	}
+	for _, c := range []struct {
+		name string
+		data []byte
+	}{{"plain", plain.Bytes()}, {"colour", colour.Bytes()}} {
+		b.Run(c.name, func(b *testing.B) {
+			s := New(24, 80)
+			b.SetBytes(int64(len(c.data)))
+			for b.Loop() {
+				for off := 0; off < len(c.data); off += 4096 {
+					s.Write(c.data[off:min(off+4096, len(c.data))])
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,270 @@
+// Package vtscreen keeps a terminal's screen on the server: a VT emulator
+// (github.com/charmbracelet/x/vt) fed the terminal's output, and Serialize,
+// which writes escape sequences that reproduce the screen and its modes on
+// a freshly reset terminal of the same size (xterm.js after term.reset()).
+//
+// The emulator reports neither its modes nor the main screen while the
+// alternate one is shown, so this package follows them itself: the mode
+// callbacks, the title callback, and handlers that run before the
+// emulator's own for DECSTBM (the scroll region), DECSET of an alternate
+// screen (a copy of the main screen is taken just before it is replaced)
+// and RIS. Replies the emulator would send to the application (device
+// attributes, cursor position reports) are dropped: the browser's terminal
+// answers them.
+//
+// What is not reproduced: the current SGR pen and hyperlink (the emulator
+// keeps them private; the screen's cells carry their own attributes), the
+// character sets (G0-G3), tab stops, the saved cursor, and a pending wrap
+// at the right margin. Applications that draw full screens set these as
+// they draw.
+//
+// A Screen is not safe for concurrent use; its owner serialises access.
+package vtscreen
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	uv "github.com/charmbracelet/ultraviolet"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/vt"
+)
+
+// Screen is one terminal's emulated screen.
+type Screen struct {
+	emu   *vt.Emulator
+	modes map[ansi.Mode]bool // the last setting of every mode that changed since the last reset
+	title string
+	// top and bottom are the scroll region (1-based, inclusive); zero
+	// when it is the whole screen.
+	top, bottom int
+	// altMode is the DEC mode that switched to the alternate screen, and
+	// main the main screen as it was then (with its cursor).
+	altMode int
+	main    []uv.Line
+	mainCur uv.Position
+}
+
+// New returns a blank screen of rows×cols.
+func New(rows, cols int) *Screen {
+	s := &Screen{emu: vt.NewEmulator(cols, rows), modes: map[ansi.Mode]bool{}}
+	// Nothing reads the emulator's replies: a closed pipe drops them
+	// instead of blocking the writer.
+	if pw, ok := s.emu.InputPipe().(*io.PipeWriter); ok {
+		_ = pw.Close()
+	}
+	// The emulator's own history is not needed (the ring holds the
+	// output); keeping one line makes each scroll cheap.
+	s.emu.SetScrollbackSize(1)
+	s.emu.SetCallbacks(vt.Callbacks{
+		Title:       func(t string) { s.title = t },
+		EnableMode:  func(m ansi.Mode) { s.modes[m] = true },
+		DisableMode: func(m ansi.Mode) { s.modes[m] = false },
+	})
+	s.emu.RegisterCsiHandler('r', func(p ansi.Params) bool {
+		top, _, _ := p.Param(0, 1)
+		bottom, _, _ := p.Param(1, s.emu.Height())
+		top = max(top, 1)
+		if bottom < 1 {
+			bottom = s.emu.Height()
+		}
+		if top < bottom {
+			s.top, s.bottom = top, bottom
+			if top == 1 && bottom == s.emu.Height() {
+				s.top, s.bottom = 0, 0
+			}
+		}
+		return false // the emulator's handler does the rest
+	})
+	s.emu.RegisterCsiHandler(ansi.Command('?', 0, 'h'), func(p ansi.Params) bool {
+		if s.emu.IsAltScreen() {
+			return false
+		}
+		for _, q := range p {
+			switch m := q.Param(-1); m {
+			case 47, 1047, 1049:
+				s.altMode = m
+				s.main, s.mainCur = s.lines(), s.emu.CursorPosition()
+			}
+		}
+		return false
+	})
+	s.emu.RegisterEscHandler('c', func() bool {
+		s.title, s.top, s.bottom, s.main = "", 0, 0, nil
+		clear(s.modes)
+		return false
+	})
+	return s
+}
+
+// Write feeds output to the emulator.
+func (s *Screen) Write(p []byte) {
+	_, _ = s.emu.Write(p)
+	if s.main != nil && !s.emu.IsAltScreen() {
+		s.main = nil // back on the main screen: the copy is stale
+	}
+}
+
+// Resize changes the screen's size, as a terminal resize does.
+func (s *Screen) Resize(rows, cols int) {
+	if rows == s.emu.Height() && cols == s.emu.Width() {
+		return
+	}
+	s.emu.Resize(cols, rows)
+	s.top, s.bottom = 0, 0 // xterm resets the scroll region on resize
+}
+
+// Size is the screen's size.
+func (s *Screen) Size() (rows, cols int) { return s.emu.Height(), s.emu.Width() }
+
+// Emulator is the underlying emulator (tests read its cells).
+func (s *Screen) Emulator() *vt.Emulator { return s.emu }
+
+func (s *Screen) lines() []uv.Line {
+	h, w := s.emu.Height(), s.emu.Width()
+	out := make([]uv.Line, h)
+	for y := range h {
+		l := make(uv.Line, w)
+		for x := range w {
+			if c := s.emu.CellAt(x, y); c != nil {
+				l[x] = *c
+			}
+		}
+		out[y] = l
+	}
+	return out
+}
+
+// modes written by Serialize in the generic way, with their reset
+// defaults (true: set after a reset). The alternate screen, the cursor's
+// visibility, origin mode and the keypad are written apart.
+var genericModes = []struct {
+	mode ansi.Mode
+	def  bool
+}{
+	{ansi.ModeCursorKeys, false}, {ansi.ModeAutoWrap, true}, {ansi.ModeMouseX10, false},
+	{ansi.ModeMouseNormal, false}, {ansi.ModeMouseHighlight, false}, {ansi.ModeMouseButtonEvent, false},
+	{ansi.ModeMouseAnyEvent, false}, {ansi.ModeFocusEvent, false}, {ansi.ModeMouseExtUtf8, false},
+	{ansi.ModeMouseExtSgr, false}, {ansi.ModeMouseExtUrxvt, false}, {ansi.ModeMouseExtSgrPixel, false},
+	{ansi.ModeBracketedPaste, false}, {ansi.ModeInsertReplace, false}, {ansi.ModeLineFeedNewLine, false},
+	{ansi.DECMode(5), false}, // reverse video
+}
+
+// Serialize writes, for a freshly reset terminal of the same size, the
+// escape sequences that reproduce the screen: the main screen's lines
+// (and, when an application shows the alternate screen, the switch to it
+// and its lines), with colours and attributes; the scroll region; the
+// modes that differ from a reset terminal's (cursor keys, keypad, mouse
+// tracking and encodings, focus events, bracketed paste, auto-wrap,
+// insert, origin, reverse video); the title; the cursor's style,
+// position and visibility.
+func (s *Screen) Serialize() []byte {
+	var b strings.Builder
+	if s.emu.IsAltScreen() && s.main != nil {
+		writeLines(&b, s.main, s.emu.Height(), s.emu.Width())
+		cup(&b, s.mainCur.Y+1, s.mainCur.X+1)
+		b.WriteString("\x1b[?" + strconv.Itoa(s.altMode) + "h")
+	} else if s.emu.IsAltScreen() {
+		b.WriteString("\x1b[?1049h")
+	}
+	writeLines(&b, s.lines(), s.emu.Height(), s.emu.Width())
+	if s.top > 0 {
+		b.WriteString("\x1b[" + strconv.Itoa(s.top) + ";" + strconv.Itoa(s.bottom) + "r")
+	}
+	for _, m := range genericModes {
+		if on, ok := s.modes[m.mode]; ok && on != m.def {
+			writeMode(&b, m.mode, on)
+		}
+	}
+	if s.modes[ansi.ModeNumericKeypad] {
+		b.WriteString("\x1b=") // DECKPAM
+	}
+	if s.title != "" {
+		b.WriteString(ansi.SetWindowTitle(s.title))
+	}
+	if style, blink := s.emu.CursorStyle(); style != vt.CursorBlock || !blink {
+		n := 1 + 2*int(style) // DECSCUSR: 1 blinking block, 3 underline, 5 bar
+		if !blink {
+			n++
+		}
+		b.WriteString("\x1b[" + strconv.Itoa(n) + " q")
+	}
+	pos := s.emu.CursorPosition()
+	row := pos.Y + 1
+	if s.modes[ansi.ModeOrigin] {
+		writeMode(&b, ansi.ModeOrigin, true)
+		if s.top > 0 {
+			row -= s.top - 1
+		}
+	}
+	cup(&b, row, pos.X+1)
+	if s.emu.CursorHidden() {
+		b.WriteString("\x1b[?25l")
+	}
+	return []byte(b.String())
+}
+
+func writeMode(b *strings.Builder, m ansi.Mode, on bool) {
+	b.WriteString("\x1b[")
+	if _, dec := m.(ansi.DECMode); dec {
+		b.WriteByte('?')
+	}
+	b.WriteString(strconv.Itoa(m.Mode()))
+	if on {
+		b.WriteByte('h')
+	} else {
+		b.WriteByte('l')
+	}
+}
+
+func cup(b *strings.Builder, row, col int) {
+	b.WriteString("\x1b[" + strconv.Itoa(row) + ";" + strconv.Itoa(col) + "H")
+}
+
+// writeLines writes each line at its row, clipped to rows×cols; blank
+// cells at the end of a line are left to the reset screen.
+func writeLines(b *strings.Builder, lines []uv.Line, rows, cols int) {
+	for y, l := range lines {
+		if y >= rows {
+			break
+		}
+		if len(l) > cols {
+			l = l[:cols]
+		}
+		r := l.Render()
+		if strings.TrimRight(r, " ") == "" {
+			continue
+		}
+		cup(b, y+1, 1)
+		b.WriteString(r)
+	}
+}
+
+// Diff reports how two screens differ ("" when they look the same): cells
+// with their attributes, cursor, alternate screen, the tracked modes and
+// the title.
+func Diff(a, b *Screen) string {
+	ea, eb := a.Emulator(), b.Emulator()
+	if ra, rb := ea.Render(), eb.Render(); ra != rb {
+		return fmt.Sprintf("cells differ:\n%q\n%q", ra, rb)
+	}
+	if ea.CursorPosition() != eb.CursorPosition() || ea.CursorHidden() != eb.CursorHidden() {
+		return fmt.Sprintf("cursor %v hidden %v vs %v hidden %v", ea.CursorPosition(), ea.CursorHidden(), eb.CursorPosition(), eb.CursorHidden())
+	}
+	if ea.IsAltScreen() != eb.IsAltScreen() {
+		return "alternate screen differs"
+	}
+	for _, m := range genericModes {
+		va, oka := a.modes[m.mode]
+		vb, okb := b.modes[m.mode]
+		if (oka && va != m.def) != (okb && vb != m.def) {
+			return fmt.Sprintf("mode %v differs", m.mode)
+		}
+	}
+	if a.title != b.title || a.top != b.top || a.bottom != b.bottom {
+		return fmt.Sprintf("title/region %q %d-%d vs %q %d-%d", a.title, a.top, a.bottom, b.title, b.top, b.bottom)
+	}
+	return ""
+}

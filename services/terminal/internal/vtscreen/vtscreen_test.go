@@ -1,0 +1,79 @@
+package vtscreen
+
+import (
+	"strings"
+	"testing"
+)
+
+// replay feeds a serialized screen to a fresh screen of the same size.
+func replay(s *Screen) *Screen {
+	rows, cols := s.Size()
+	r := New(rows, cols)
+	r.Write(s.Serialize())
+	return r
+}
+
+func TestSerializeReproducesTheScreen(t *testing.T) {
+	cases := map[string]string{
+		"plain":   "hello\r\nworld\r\n$ ",
+		"scroll":  strings.Repeat("line of text that is long enough\r\n", 100) + "$ ",
+		"colours": "\x1b[31mred\x1b[0m \x1b[1;44mbold on blue\x1b[0m \x1b[38;5;200mpalette\x1b[0m \x1b[38;2;1;2;3mtrue\x1b[m\r\n",
+		"wrap":    strings.Repeat("x", 200) + "\r\nnext",
+		"wide":    "日本語のテキスト and emoji 🎉 done",
+		"modes":   "\x1b[?1h\x1b=\x1b[?2004h\x1b[?1000h\x1b[?1006h\x1b[?7l\x1b]2;my title\x07\x1b[4 q\x1b[?25lhidden cursor",
+		"alt": "main line 1\r\nmain line 2\r\n\x1b[?1049h\x1b[H\x1b[2J\x1b[7mstatus\x1b[m\x1b[5;10Hvim-like" +
+			"\x1b[2;20r\x1b[10;1H",
+		"origin": "\x1b[3;10r\x1b[?6h\x1b[2;5Hin region",
+		"erase":  "abc\x1b[41m\x1b[K\x1b[m\r\ndef",
+	}
+	for name, in := range cases {
+		t.Run(name, func(t *testing.T) {
+			s := New(24, 80)
+			s.Write([]byte(in))
+			if d := Diff(s, replay(s)); d != "" {
+				t.Errorf("%s\nserialized: %q", d, s.Serialize())
+			}
+		})
+	}
+}
+
+// TestAltScreenKeepsTheMainScreen: after the application leaves the
+// alternate screen, a client resynchronised while it was shown has the
+// main screen back.
+func TestAltScreenKeepsTheMainScreen(t *testing.T) {
+	s := New(10, 40)
+	s.Write([]byte("shell output\r\n$ vim\r\n\x1b[?1049h\x1b[Hfull screen app"))
+	r := replay(s)
+	leave := []byte("\x1b[?1049l")
+	s.Write(leave)
+	r.Write(leave)
+	if !strings.Contains(r.Emulator().String(), "shell output") {
+		t.Fatalf("main screen lost after leaving the alternate screen: %q", r.Emulator().String())
+	}
+	if d := Diff(s, r); d != "" {
+		t.Error(d)
+	}
+}
+
+// TestRepliesDoNotBlock: queries the emulator answers (device attributes,
+// cursor position) must not block it, as nothing reads its replies.
+func TestRepliesDoNotBlock(t *testing.T) {
+	s := New(24, 80)
+	s.Write([]byte("\x1b[c\x1b[>c\x1b[6n\x1b[5n\x1b[?2004$p\x1b]11;?\x07done"))
+	if !strings.Contains(s.Emulator().String(), "done") {
+		t.Fatal("output after the queries was not processed")
+	}
+}
+
+func TestResizeKeepsSerializing(t *testing.T) {
+	s := New(24, 80)
+	s.Write([]byte("\x1b[5;10rbefore"))
+	s.Resize(30, 100)
+	s.Write([]byte("\r\nafter"))
+	if rows, cols := s.Size(); rows != 30 || cols != 100 {
+		t.Fatalf("size %dx%d", rows, cols)
+	}
+	if d := Diff(s, replay(s)); d != "" {
+		t.Error(d)
+	}
+}
