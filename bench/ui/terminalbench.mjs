@@ -49,7 +49,7 @@ async function termbench() {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'terminalbench-'));
   const out = path.join(dir, 'BENCHMARKS.md');
   await writeFile(out, '');
-  const args = ['run', './bench/cmd/termbench', '-wetty=false', '-r', '1', '-size', String(Math.max(64, SIZE_MB)), '-echoes', '500', '-interrupts', '1', '-o', out];
+  const args = ['run', './bench/cmd/termbench', '-wetty=false', '-r', '1', '-size', String(Math.max(64, SIZE_MB)), '-echoes', '500', '-interrupts', '1', '-quiet-wait', '5s', '-o', out];
   log(`go ${args.join(' ')}`);
   await run('go', args, { cwd: ROOT, maxBuffer: 64 << 20, timeout: 1_200_000 });
   const md = await readFile(out, 'utf8');
