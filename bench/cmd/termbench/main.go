@@ -53,6 +53,7 @@ const (
 	defaultTimeout    = 3 * time.Minute
 	defaultMaxOthers  = 0.25
 	defaultQuietWait  = 30 * time.Second
+	defaultSlowMBps   = 20
 )
 
 type options struct {
@@ -69,6 +70,8 @@ type options struct {
 	write      bool
 	out        string
 	redisURL   string
+	slowMBps   float64
+	flowOnly   bool
 }
 
 func parseFlags(args []string) (options, error) {
@@ -87,6 +90,8 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.write, "write", true, "write the results into BENCHMARKS.md")
 	fs.StringVar(&o.out, "o", "", "file to write (default BENCHMARKS.md at the workspace root)")
 	fs.StringVar(&o.redisURL, "redis", proc.RedisURL(), "Redis for the services (default $REDIS_URL)")
+	fs.Float64Var(&o.slowMBps, "slow-mbps", defaultSlowMBps, "rate of the slow reader of the flow-control scenarios, MB/s (0: no flow-control scenarios)")
+	fs.BoolVar(&o.flowOnly, "flow-only", false, "run the flow-control scenarios only (and write their section only)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -99,6 +104,9 @@ func parseFlags(args []string) (options, error) {
 	}
 	if o.flood <= 0 || o.timeout <= 0 {
 		errs = append(errs, errors.New("-flood and -timeout must be positive"))
+	}
+	if o.slowMBps < 0 || (o.flowOnly && o.slowMBps == 0) {
+		errs = append(errs, errors.New("-slow-mbps must be positive (0 turns the flow-control scenarios off, so not with -flow-only)"))
 	}
 	if o.maxOthers < 0 || o.quietWait < 0 {
 		errs = append(errs, errors.New("-max-others and -quiet-wait must not be negative"))
@@ -191,6 +199,35 @@ func run(ctx context.Context, args []string, stdout io.Writer) (err error) {
 		return err
 	}
 
+	fileLine := fmt.Sprintf("%d MiB of generated text (printable ASCII, %d lines of 0 to 160 characters), in the page cache", o.sizeMiB, lines)
+	revision := proc.Revision(ctx, root, "services/terminal", "services/gateway", "libs")
+	var flowRuns []flowRun
+	if o.slowMBps > 0 {
+		fmt.Fprintf(stdout, "\nflow control: a reader at %.0f MB/s\n", o.slowMBps)
+		eps := []endpoint{
+			{name: pathDirect, base: "ws://" + svc.Addr, header: svc.Header()},
+			{name: pathGateway, base: gw.URL("ws"), header: http.Header{"Authorization": []string{"Bearer " + gw.Token}}},
+		}
+		if flowRuns, err = measureFlow(ctx, o, eps, svc, sh, file); err != nil {
+			return err
+		}
+	}
+	// The flow-control section goes after the main one (written last).
+	writeFlow := func() error {
+		if !o.write || len(flowRuns) == 0 {
+			return nil
+		}
+		md := flowMarkdown(o, time.Now(), report.ThisMachine().String(), revision, fileLine, flowRuns)
+		if err := report.WriteBetween(o.out, intro, flowStartMarker, flowEndMarker, md); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "\nwrote the flow-control section of %s\n", o.out)
+		return nil
+	}
+	if o.flowOnly {
+		return writeFlow()
+	}
+
 	ps := procs{terminal: svc.Pid(), gateway: gw.Pid()}
 	if pid, ok := cpustat.KernelThreads(); ok {
 		ps.kernel = pid
@@ -231,9 +268,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	s := section{
 		Date:       time.Now(),
 		Machine:    report.ThisMachine(),
-		Revision:   proc.Revision(ctx, root, "services/terminal", "services/gateway", "libs"),
+		Revision:   revision,
 		Command:    command(o),
-		File:       fmt.Sprintf("%d MiB of generated text (printable ASCII, %d lines of 0 to 160 characters), in the page cache", o.sizeMiB, lines),
+		File:       fileLine,
 		Shell:      shellVersion(ctx, shellPath) + ", interactive, with an empty home (no rc file but the system's)",
 		Wetty:      wettyLine,
 		Rounds:     o.rounds,
@@ -255,7 +292,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) (err error) {
 		return err
 	}
 	fmt.Fprintf(stdout, "\nwrote %s\n", o.out)
-	return nil
+	return writeFlow()
 }
 
 // intro opens BENCHMARKS.md when this program creates it.

@@ -45,8 +45,16 @@ func TestRunEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(string(doc), "# Benchmarks\n\n"+gateway+"\n"+startMarker+"\n") || !strings.HasSuffix(string(doc), endMarker+"\n") {
-		t.Errorf("BENCHMARKS.md should keep the gateway section and append the terminal one:\n%s", doc)
+	if !strings.HasPrefix(string(doc), "# Benchmarks\n\n"+gateway+"\n"+startMarker+"\n") ||
+		!strings.Contains(string(doc), endMarker+"\n\n"+flowStartMarker+"\n") || !strings.HasSuffix(string(doc), flowEndMarker+"\n") {
+		t.Errorf("BENCHMARKS.md should keep the gateway section and append the terminal one, then the flow-control one:\n%s", doc)
+	}
+	// The flow-control rows: a slow flow=1 reader alone loses nothing.
+	for _, p := range []string{"direct", "gateway"} {
+		row := regexp.MustCompile(`\| ` + regexp.QuoteMeta(flowAlone) + ` \| ` + p + ` \| ([0-9]+) \| [0-9.]+ \| ([0-9]+) \| ([0-9]+) \|`).FindSubmatch(doc)
+		if row == nil || string(row[2]) != "0" || string(row[3]) != "0" {
+			t.Errorf("flow row for %s: %q, want nothing dropped and no screen", p, row)
+		}
 	}
 	for _, path := range []string{"raw PTY (no socket)", "terminal service, direct", "through the gateway"} {
 		row := regexp.MustCompile(`\| ` + regexp.QuoteMeta(path) + ` \| ([0-9.]+) MB/s( \([^)]*\))? \|`).FindSubmatch(doc)

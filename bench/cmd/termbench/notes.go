@@ -23,6 +23,8 @@ func command(o options) string {
 	add(!o.wetty, "-wetty=%v", o.wetty)
 	add(o.maxOthers != defaultMaxOthers, "-max-others %v", o.maxOthers)
 	add(o.quietWait != defaultQuietWait, "-quiet-wait %s", o.quietWait)
+	add(o.slowMBps != defaultSlowMBps, "-slow-mbps %v", o.slowMBps)
+	add(o.flowOnly, "-flow-only%s", "")
 	if len(args) == 0 {
 		return "`make bench-terminal`, that is `go run ./bench/cmd/termbench` from the repository root"
 	}

@@ -48,7 +48,7 @@ func TestCommand(t *testing.T) {
 	base := options{
 		sizeMiB: defaultSizeMiB, rounds: defaultRounds, echoes: defaultEchoes,
 		interrupts: defaultInterrupts, flood: defaultFlood, wetty: true,
-		maxOthers: defaultMaxOthers, quietWait: defaultQuietWait,
+		maxOthers: defaultMaxOthers, quietWait: defaultQuietWait, slowMBps: defaultSlowMBps,
 	}
 	tests := []struct {
 		name   string

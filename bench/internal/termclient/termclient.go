@@ -39,6 +39,12 @@ type Control struct {
 	Message   string
 	// resync: output the server dropped because this client fell behind
 	Skipped int64
+	// connected (flow=1): Flow, and the stream offset of the first byte
+	// of output; screen: the offset the output after it starts at
+	Flow   bool
+	Offset int64
+	// screen: the size of the serialized screen in the binary frame after it
+	Bytes int
 }
 
 // Control frame types.
@@ -49,6 +55,7 @@ const (
 	TypePong      = "pong"
 	TypeError     = "error"
 	TypeResync    = "resync"
+	TypeScreen    = "screen"
 )
 
 // ParseControl reads a text frame as a control frame. Following the
@@ -68,6 +75,9 @@ func ParseControl(msg []byte) (Control, bool) {
 		Code          json.RawMessage `json:"code"` // a number in exit, a string in error
 		Message       string          `json:"message"`
 		Skipped       int64           `json:"skipped"`
+		Flow          bool            `json:"flow"`
+		Offset        int64           `json:"offset"`
+		Bytes         int             `json:"bytes"`
 	}
 	if err := json.Unmarshal(msg, &w); err != nil {
 		return Control{}, false
@@ -75,6 +85,7 @@ func ParseControl(msg []byte) (Control, bool) {
 	c := Control{
 		Type: w.Type, Session: w.Session, Cwd: w.Cwd, Home: w.Home, PID: w.PID,
 		HasScrollback: w.HasScrollback, Message: w.Message, Skipped: w.Skipped,
+		Flow: w.Flow, Offset: w.Offset, Bytes: w.Bytes,
 	}
 	switch w.Type {
 	case TypeExit:
@@ -83,7 +94,7 @@ func ParseControl(msg []byte) (Control, bool) {
 		}
 	case TypeError:
 		_ = json.Unmarshal(w.Code, &c.ErrorCode) // an error frame without a code is still one
-	case TypeConnected, TypeHeartbeat, TypePong, TypeResync:
+	case TypeConnected, TypeHeartbeat, TypePong, TypeResync, TypeScreen:
 	default:
 		return Control{}, false
 	}
@@ -110,13 +121,30 @@ type Conn struct {
 	Connected Control
 	skipped   atomic.Int64
 	frames    atomic.Int64 // output frames received
+	screens   atomic.Int64 // screen frames received (flow=1)
+	// Flow connections (flow=1) acknowledge what Read has returned: pos
+	// is the stream offset after it, acked the last acknowledgement.
+	flow       bool
+	pos, acked int64
+	ackedAt    time.Time
+	writeMu    sync.Mutex
 }
 
-// chunk is a piece of output, or the reader's final error.
+// chunk is a piece of output, the reader's final error, or (screen set)
+// a screen: the output after it starts at stream offset at.
 type chunk struct {
-	b   []byte
-	err error
+	b      []byte
+	err    error
+	screen bool
+	at     int64
 }
+
+// Acknowledgement cadence of a flow connection: every ackEvery bytes read
+// or ackInterval, whichever comes first (as the browser's pane does).
+const (
+	ackEvery    = 64 << 10
+	ackInterval = 100 * time.Millisecond
+)
 
 // maxFrame bounds a frame: a larger one fails the connection.
 const maxFrame = 16 << 20
@@ -154,7 +182,8 @@ func Dial(ctx context.Context, url string, header http.Header, timeout time.Dura
 		_ = ws.Close()
 		return nil, err
 	}
-	c := &Conn{ws: ws, chunks: make(chan chunk, 64), done: make(chan struct{}), Connected: f}
+	c := &Conn{ws: ws, chunks: make(chan chunk, 64), done: make(chan struct{}), Connected: f,
+		flow: f.Flow, pos: f.Offset, acked: f.Offset, ackedAt: time.Now()}
 	c.timer = time.NewTimer(time.Hour)
 	c.timer.Stop()
 	c.reader.Add(1)
@@ -190,6 +219,17 @@ func (c *Conn) read() {
 					return
 				case TypeResync:
 					c.skipped.Add(f.Skipped)
+				case TypeScreen:
+					// The serialized screen follows: not output (a client
+					// with a screen would reset and draw it).
+					if _, _, err := c.ws.ReadMessage(); err != nil {
+						send(chunk{err: err})
+						return
+					}
+					c.screens.Add(1)
+					if !send(chunk{screen: true, at: f.Offset}) {
+						return
+					}
 				}
 				continue
 			}
@@ -221,6 +261,10 @@ func (c *Conn) Read(p []byte) (int, error) {
 				c.err = ch.err
 				return 0, ch.err
 			}
+			if ch.screen {
+				c.pos, c.acked = ch.at, ch.at
+				return 0, nil
+			}
 			c.rest = ch.b
 		case <-c.timer.C:
 			c.expired = true
@@ -231,8 +275,35 @@ func (c *Conn) Read(p []byte) (int, error) {
 	}
 	n := copy(p, c.rest)
 	c.rest = c.rest[n:]
+	if c.flow {
+		c.pos += int64(n)
+		if c.pos-c.acked >= ackEvery || time.Since(c.ackedAt) >= ackInterval {
+			if err := c.ack(); err != nil {
+				return n, err
+			}
+		}
+	}
 	return n, nil
 }
+
+// ack acknowledges the output Read has returned (flow=1).
+func (c *Conn) ack() error {
+	c.acked, c.ackedAt = c.pos, time.Now()
+	return c.write(websocket.TextMessage, []byte(fmt.Sprintf(`{"type":"ack","offset":%d}`, c.pos)))
+}
+
+func (c *Conn) write(kind int, msg []byte) error {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	if err := c.ws.SetWriteDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		return err
+	}
+	return c.ws.WriteMessage(kind, msg)
+}
+
+// Screens is how many screen frames a flow connection got (it fell
+// behind the ring and was resynchronised to the screen).
+func (c *Conn) Screens() int64 { return c.screens.Load() }
 
 // SetReadDeadline bounds pending and future Reads; the zero time removes
 // the bound. Unlike the socket's own deadline, passing it breaks nothing.
@@ -255,10 +326,7 @@ func (c *Conn) Frames() int64 { return c.frames.Load() }
 
 // Send types keys, as one text message (as a browser's terminal does).
 func (c *Conn) Send(keys []byte) error {
-	if err := c.ws.SetWriteDeadline(time.Now().Add(10 * time.Second)); err != nil {
-		return err
-	}
-	return c.ws.WriteMessage(websocket.TextMessage, keys)
+	return c.write(websocket.TextMessage, keys)
 }
 
 // Resize sets the terminal's size.
@@ -280,3 +348,7 @@ func (c *Conn) Close() error {
 	})
 	return err
 }
+
+// Pos is the stream offset after the output Read has returned, on a flow
+// connection (flow=1); call it from the goroutine that reads.
+func (c *Conn) Pos() int64 { return c.pos }

@@ -41,6 +41,8 @@ func TestLoadConfigDefaults(t *testing.T) {
 		{"ExecTimeout", cfg.ExecTimeout, 60 * time.Second},
 		{"ExecMaxTimeout", cfg.ExecMaxTimeout, 600 * time.Second},
 		{"ExecOutput", cfg.ExecOutput, 1 << 20},
+		{"FlowHigh", cfg.FlowHigh, 1 << 20},
+		{"FlowLow", cfg.FlowLow, 256 << 10},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -92,6 +94,8 @@ func TestLoadConfigProblems(t *testing.T) {
 		"TERMINAL_EXEC_TIMEOUT":     "10m",
 		"TERMINAL_EXEC_MAX_TIMEOUT": "1m",
 		"TERMINAL_EXEC_OUTPUT_KB":   "0",
+		"TERMINAL_FLOW_HIGH":        "8",
+		"TERMINAL_FLOW_LOW":         "9",
 	}
 	_, err := LoadConfig(getenv(env))
 	if err == nil {
@@ -130,5 +134,20 @@ func TestHostIdentity(t *testing.T) {
 				t.Errorf("got %+v, %v; want %s %s", h, err, tt.wantID, tt.wantURL)
 			}
 		})
+	}
+}
+
+// TestFlowWatermarks: the low watermark must stay below the high one.
+func TestFlowWatermarks(t *testing.T) {
+	for _, tt := range []struct {
+		high, low string
+		ok        bool
+	}{
+		{"64", "16", true}, {"64", "64", false}, {"64", "0", false}, {"262145", "16", false}, {"many", "16", false},
+	} {
+		_, err := LoadConfig(getenv(map[string]string{"SVC_CODE_HOME": t.TempDir(), "TERMINAL_FLOW_HIGH": tt.high, "TERMINAL_FLOW_LOW": tt.low}))
+		if (err == nil) != tt.ok {
+			t.Errorf("high %s low %s: %v, want ok=%v", tt.high, tt.low, err, tt.ok)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"net"
 	"strconv"
 	"strings"
@@ -252,6 +253,101 @@ func TestNonFlowSlowClientKeepsResync(t *testing.T) {
 			t.Errorf("resync %v without skipped bytes", m)
 		}
 	}
+}
+
+// TestFlowFastSetsPaceSlowGetsScreen: with a fast flow client and a flow
+// client that never acknowledges, the fast one sets the pace; the slow
+// one, once behind the ring, gets a screen frame whose screen is the
+// stream's screen at its offset N, then the output from N with no gap;
+// when it acknowledges again it catches up, and both end on the same
+// screen.
+func TestFlowFastSetsPaceSlowGetsScreen(t *testing.T) {
+	const rows, cols = 30, 100
+	h := flowHost(t, 1024, 32, 8)
+	fast := h.dial(session("pace", "flow", "1"), nil)
+	fast.autoAck = true
+	fast.send(fmt.Sprintf(`{"type":"resize","rows":%d,"cols":%d}`, rows, cols))
+	fast.run("printf '\\033[1;32mgreen\\033[0m \\033]2;pace title\\007\\n'", "green")
+	slow := h.dial(session("pace", "flow", "1"), nil)
+	if slow.connected.Offset != 0 || slow.connected.ScrollbackTruncated {
+		t.Fatalf("slow connected = %+v, want the whole stream replayed", slow.connected)
+	}
+	sc := collect(slow.ws, 0) // reads everything, acknowledges nothing
+	term := h.p.mgr.Get("pace")
+
+	// The fast client reads at a pace the emulator keeps up with, so that
+	// the server's screen is exact; the slow one never acknowledges.
+	fast.delay = 2 * time.Millisecond
+	mark := fast.mark()
+	fast.send("for i in $(seq 1 40000); do echo \"line $i of the flood, long enough to wrap on a narrow terminal\"; done; echo do''ne\r")
+	fast.pump(3*time.Minute, "the end of the flood", func() bool {
+		return doneAndPrompt(fast.since(mark))
+	})
+	if len(fast.screens) > 0 || fast.outBase != 0 {
+		t.Fatalf("the pacing client was resynchronised (%d screens)", len(fast.screens))
+	}
+	for _, m := range fast.controls {
+		if m["type"] == termws.TypeResync {
+			t.Fatalf("the pacing client got %v", m)
+		}
+	}
+	if skipped := term.EmulatorSkipped(); skipped > 0 {
+		t.Fatalf("the server's emulator skipped %d bytes (the machine is too slow for this pace)", skipped)
+	}
+	waitFor(t, 30*time.Second, "the slow client's screen frame", func() bool { return sc.count(termws.TypeScreen) > 0 })
+	// An ack the client sent before it saw the screen (an offset before
+	// the screen's) is still valid: it must not be refused.
+	first := sc.view(t, 0).segments[0]
+	slow.ack(first.from + int64(len(first.out)))
+
+	// Now the slow client acknowledges what it has, until it has it all.
+	end := term.Produced()
+	var v view
+	acked := int64(-1)
+	waitFor(t, time.Minute, "the slow client to catch up", func() bool {
+		v = sc.view(t, 0)
+		if pos := v.end(); pos != acked {
+			slow.ack(pos)
+			acked = pos
+		}
+		return v.end() == end
+	})
+	if len(v.segments) < 2 {
+		t.Fatal("no screen frame for the slow client")
+	}
+	for _, m := range v.controls {
+		if m["type"] == termws.TypeError {
+			t.Errorf("the slow client got %v", m)
+		}
+	}
+	whole := fast.out
+	for i, s := range v.segments {
+		if s.screen != nil {
+			if s.screen.Rows != rows || s.screen.Cols != cols {
+				t.Errorf("screen %d is %dx%d, want %dx%d", i, s.screen.Rows, s.screen.Cols, rows, cols)
+			}
+			// The screen is the stream's screen at its offset.
+			got := screenOf(s.screen.Rows, s.screen.Cols, s.data)
+			want := screenOf(rows, cols, whole[:s.from])
+			if d := vtscreen.Diff(want, got); d != "" {
+				t.Fatalf("screen %d at offset %d is not the stream's screen there: %s", i, s.from, d)
+			}
+		}
+		// The output after it is the stream from its offset, no gap.
+		if !bytes.Equal(s.out, whole[s.from:s.from+int64(len(s.out))]) {
+			t.Fatalf("segment %d: the output from %d is not the stream's", i, s.from)
+		}
+	}
+	last := v.segments[len(v.segments)-1]
+	final := screenOf(last.screen.Rows, last.screen.Cols, last.data, last.out)
+	if d := vtscreen.Diff(screenOf(rows, cols, whole), final); d != "" {
+		t.Fatalf("the slow client's final screen differs from the fast client's: %s", d)
+	}
+	if !strings.Contains(final.Emulator().String(), "line 40000 of the flood") {
+		t.Errorf("the final screen lacks the last line:\n%s", final.Emulator().String())
+	}
+	t.Logf("stream of %d bytes; the slow client got %d screens and %d bytes of output",
+		len(whole), len(v.segments)-1, sc.received())
 }
 
 // TestDetachedFlowClientReleasesTheShell: a flow client that does not

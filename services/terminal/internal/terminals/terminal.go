@@ -18,8 +18,9 @@ import (
 const readSize = 64 << 10
 
 // emuChunk is how much output the emulator takes at a time: a screen
-// snapshot waits for at most one chunk.
-const emuChunk = 32 << 10
+// snapshot waits for at most one chunk, and the larger the chunk, the more
+// plain text the emulator's shortcut can skip (vtscreen.Screen.Write).
+const emuChunk = 128 << 10
 
 // drainTimeout bounds the wait for the last output after the shell's
 // session has ended (the reader normally sees EIO at once).
@@ -295,11 +296,13 @@ func (t *Terminal) emuLoop() {
 	}
 }
 
-// emuMaxLag is how far the emulator may fall behind before it skips: half
-// the ring, so that a screen's offset is still held when a client reads on
-// from it.
+// emuMaxLag is how far the emulator may fall behind before it skips: the
+// ring less two reads (so that the bytes it needs are still there when it
+// reads them, and a screen's offset is still held when a client reads on
+// from it), at least half the ring.
 func (t *Terminal) emuMaxLag() int64 {
-	return int64(t.ring.Size() / 2)
+	size := int64(t.ring.Size())
+	return max(size/2, size-2*readSize)
 }
 
 // emuStep feeds the emulator one chunk (and the resizes due); false when
@@ -524,7 +527,7 @@ func (t *Terminal) attach(resume *Resume, flow bool) *Attachment {
 		a.Offset = a.Screen.Offset
 	}
 	a.HasScrollback = end > a.Offset || a.Screen != nil
-	s := &Sub{t: t, wake: make(chan struct{}, 1), cursor: a.Offset, flow: flow, acked: a.Offset}
+	s := &Sub{t: t, wake: make(chan struct{}, 1), cursor: a.Offset, flow: flow, acked: a.Offset, clientAcked: a.Offset, sent: a.Offset}
 	if end > a.Offset {
 		s.wake <- struct{}{}
 	}
@@ -623,7 +626,13 @@ type Sub struct {
 	wake   chan struct{}
 	flow   bool
 	cursor int64 // guarded by t.mu
-	acked  int64 // guarded by t.mu: the flow client's last acknowledgement
+	// Guarded by t.mu, for a flow subscriber: acked is what flow control
+	// counts as acknowledged (the client's last ack, or the offset of the
+	// last screen sent if greater); clientAcked is the client's own last
+	// ack, and sent the furthest offset ever handed to it. An ack is
+	// checked against these two: one sent before the client saw a
+	// screen is still valid, and just counts for nothing.
+	acked, clientAcked, sent int64
 }
 
 // Errors of Ack; nothing changed.
@@ -645,12 +654,13 @@ func (s *Sub) Ack(off int64) error {
 	switch {
 	case !s.flow:
 		return ErrNotFlow
-	case off > s.cursor:
+	case off > s.sent:
 		return ErrAckAhead
-	case off < s.acked:
+	case off < s.clientAcked:
 		return ErrAckBackward
 	}
-	s.acked = off
+	s.clientAcked = off
+	s.acked = max(s.acked, off)
 	t.checkFlowLocked()
 	signal(s.wake) // its window may have opened
 	return nil
@@ -660,7 +670,7 @@ func (s *Sub) Ack(off int64) error {
 func (s *Sub) Acked() int64 {
 	s.t.mu.Lock()
 	defer s.t.mu.Unlock()
-	return s.acked
+	return s.clientAcked
 }
 
 // NextFlow is Next for a flow subscriber: it copies at most the high
@@ -679,6 +689,7 @@ func (s *Sub) NextFlow(p []byte, drain bool) (n int, screen *Screen) {
 		screen = t.snapshotLocked()
 		t.mu.Lock()
 		s.cursor, s.acked = screen.Offset, screen.Offset
+		s.sent = max(s.sent, s.cursor)
 		t.checkFlowLocked()
 		if s.cursor < t.ring.End() {
 			signal(s.wake)
@@ -701,6 +712,7 @@ func (s *Sub) NextFlow(p []byte, drain bool) (n int, screen *Screen) {
 	}
 	n = t.ring.ReadAt(p, s.cursor)
 	s.cursor += int64(n)
+	s.sent = max(s.sent, s.cursor)
 	if s.cursor < t.ring.End() && (drain || s.cursor < s.acked+t.m.cfg.FlowHigh) {
 		signal(s.wake)
 	}

@@ -45,6 +45,12 @@ type Screen struct {
 	altMode int
 	main    []uv.Line
 	mainCur uv.Position
+	// st is the escape-sequence state after the bytes written so far (a
+	// tracker of its own, for the plain-text fast path).
+	st parseState
+	// skipped counts bytes the fast path did not have to emulate.
+	skipped int64
+	sgr     []byte // scratch: the SGR sequences of a skipped span
 }
 
 // New returns a blank screen of rows×cols.
@@ -100,11 +106,183 @@ func New(rows, cols int) *Screen {
 }
 
 // Write feeds output to the emulator.
+//
+// Emulating every character costs about as much as the rest of the
+// terminal service together (the emulator copies each line's cells on
+// every scroll), so Write takes a shortcut that leaves the screen as it
+// would be: in a run of plain text (printable characters, tabs, CR, LF,
+// BEL and SGR sequences, starting outside any escape sequence) that holds
+// more than twice the screen's height in line feeds, all but the last
+// 2×rows+1 lines would scroll off the screen, so only the SGR sequences
+// of the front of the run are fed (the pen must end up the same), then
+// its last lines. Every line on the screen afterwards was blank when the
+// tail started writing it. The shortcut is off while a scroll region or
+// left/right margins are set.
 func (s *Screen) Write(p []byte) {
-	_, _ = s.emu.Write(p)
+	keep := 2*s.emu.Height() + 1
+	fed := 0
+	for i := 0; i < len(p); {
+		if s.st != stGround {
+			s.st = s.st.next(p[i])
+			i++
+			continue
+		}
+		end, lfs := plainRun(p, i)
+		if end == i {
+			s.st = s.st.next(p[i])
+			i++
+			continue
+		}
+		if lfs > keep {
+			// What came before may set a scroll region: feed it first.
+			_, _ = s.emu.Write(p[fed:i])
+			fed = i
+			if s.top == 0 && !s.modes[ansi.ModeLeftRightMargin] {
+				cut := nthLF(p[i:end], lfs-keep) + i + 1 // after the (lfs-keep)-th line feed
+				s.sgr = appendSGR(s.sgr[:0], p[i:cut])
+				_, _ = s.emu.Write(s.sgr)
+				s.skipped += int64(cut - i - len(s.sgr))
+				fed = cut
+			}
+		}
+		i = end
+	}
+	_, _ = s.emu.Write(p[fed:])
 	if s.main != nil && !s.emu.IsAltScreen() {
 		s.main = nil // back on the main screen: the copy is stale
 	}
+}
+
+// Skipped is how many bytes the plain-text shortcut did not emulate.
+func (s *Screen) Skipped() int64 { return s.skipped }
+
+// plainRun returns the end of the run of plain text starting at i (i
+// when p[i] does not start one) and the number of line feeds in it.
+// An SGR sequence cut by the end of p ends the run before it.
+func plainRun(p []byte, i int) (end, lfs int) {
+	for i < len(p) {
+		switch b := p[i]; {
+		case b == '\n':
+			lfs++
+			i++
+		case b >= 0x20 && b != 0x7f, b == '\r', b == '\t', b == 0x07:
+			i++
+		case b == 0x1b:
+			n := sgrLen(p[i:])
+			if n == 0 {
+				return i, lfs
+			}
+			i += n
+		default:
+			return i, lfs
+		}
+	}
+	return i, lfs
+}
+
+// sgrLen is the length of the SGR sequence (CSI digits ; : m) p starts
+// with, 0 if it does not start with a complete one.
+func sgrLen(p []byte) int {
+	if len(p) < 3 || p[0] != 0x1b || p[1] != '[' {
+		return 0
+	}
+	for i := 2; i < len(p) && i < 64; i++ {
+		switch b := p[i]; {
+		case b == 'm':
+			return i + 1
+		case b >= '0' && b <= '9', b == ';', b == ':':
+		default:
+			return 0
+		}
+	}
+	return 0
+}
+
+// nthLF is the index of the n-th line feed in p (n >= 1).
+func nthLF(p []byte, n int) int {
+	for i, b := range p {
+		if b == '\n' {
+			if n--; n == 0 {
+				return i
+			}
+		}
+	}
+	return len(p) - 1
+}
+
+// appendSGR appends the SGR sequences found in the plain run p.
+func appendSGR(dst, p []byte) []byte {
+	for i := 0; i < len(p); i++ {
+		if p[i] == 0x1b {
+			n := sgrLen(p[i:])
+			dst = append(dst, p[i:i+n]...)
+			i += n - 1
+		}
+	}
+	return dst
+}
+
+// parseState follows escape sequences as a terminal's parser does, to
+// know where plain text starts.
+type parseState uint8
+
+const (
+	stGround parseState = iota
+	stEsc
+	stEscInter
+	stCSI
+	stString    // OSC, DCS, SOS, PM, APC: until BEL or ST
+	stStringEsc // ESC inside a string: ST if '\\' follows
+)
+
+func (st parseState) next(b byte) parseState {
+	if b == 0x18 || b == 0x1a { // CAN, SUB
+		return stGround
+	}
+	switch st {
+	case stGround:
+		if b == 0x1b {
+			return stEsc
+		}
+	case stEsc:
+		switch {
+		case b == '[':
+			return stCSI
+		case b == ']' || b == 'P' || b == 'X' || b == '^' || b == '_':
+			return stString
+		case b >= 0x20 && b <= 0x2f:
+			return stEscInter
+		case b >= 0x30 && b <= 0x7e:
+			return stGround
+		}
+	case stEscInter:
+		if b >= 0x30 && b <= 0x7e {
+			return stGround
+		}
+		if b == 0x1b {
+			return stEsc
+		}
+	case stCSI:
+		if b >= 0x40 && b <= 0x7e {
+			return stGround
+		}
+		if b == 0x1b {
+			return stEsc
+		}
+	case stString:
+		if b == 0x07 {
+			return stGround
+		}
+		if b == 0x1b {
+			return stStringEsc
+		}
+	case stStringEsc:
+		if b == '\\' {
+			return stGround
+		}
+		return stEsc.next(b)
+	}
+	return st
 }
 
 // Resize changes the screen's size, as a terminal resize does.

@@ -77,3 +77,34 @@ func TestResizeKeepsSerializing(t *testing.T) {
 		t.Error(d)
 	}
 }
+
+// TestShortcutLeavesTheSameScreen: the plain-text shortcut of Write ends
+// on the screen the emulator reaches on every byte, for plain and coloured
+// floods, tabs, long lines that wrap, a scroll region (shortcut off) and
+// text cut in the middle of escape sequences by the chunking.
+func TestShortcutLeavesTheSameScreen(t *testing.T) {
+	var plain, colour, mixed strings.Builder
+	for i := range 3000 {
+		plain.WriteString(strings.Repeat("p", i%150) + "\r\n")
+		colour.WriteString("\x1b[3" + string(rune('0'+i%8)) + "mline\x1b[0m \x1b[1;44mbold\tblue\x1b[m " + strings.Repeat("c", i%90) + "\r\n")
+		if i%500 == 0 {
+			mixed.WriteString("\x1b]2;title " + strings.Repeat("x", i%7) + "\x07\x1b[?1h\x1b[2;10r\x1b[5;1Hregion\r\n\x1b[r")
+		}
+		mixed.WriteString("\x1b[4" + string(rune('0'+i%8)) + "m" + strings.Repeat("m", i%100) + "\r\n")
+	}
+	for name, in := range map[string]string{"plain": plain.String(), "colour": colour.String(), "mixed": mixed.String()} {
+		for _, chunk := range []int{7, 4096, 128 << 10} {
+			fast, full := New(24, 80), New(24, 80)
+			for off := 0; off < len(in); off += chunk {
+				fast.Write([]byte(in[off:min(off+chunk, len(in))]))
+			}
+			_, _ = full.emu.Write([]byte(in))
+			if d := Diff(full, fast); d != "" {
+				t.Errorf("%s in chunks of %d: %s", name, chunk, d)
+			}
+			if chunk == 128<<10 && fast.Skipped() == 0 {
+				t.Errorf("%s: the shortcut skipped nothing", name)
+			}
+		}
+	}
+}
