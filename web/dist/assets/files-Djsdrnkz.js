@@ -1,0 +1,1 @@
+import{n as e}from"./index-CnsGhirP.js";function t(t){return e(`p`,{class:`muted pad`,children:`This pane is being built.`})}export{t as default};
