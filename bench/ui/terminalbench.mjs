@@ -261,8 +261,13 @@ async function measurePage(r) {
   const paint = echoes.painted.sort((a, b) => a - b);
   log(`${r} echo: p50 ${pct(echo, 0.5).toFixed(2)} ms, p99 ${pct(echo, 0.99).toFixed(2)} ms; to the next frame p50 ${pct(paint, 0.5).toFixed(2)} ms, p99 ${pct(paint, 0.99).toFixed(2)} ms`);
   const info = runs[0].info;
+  const gl = await page.evaluate(() => {
+    const g = document.createElement('canvas').getContext('webgl2');
+    const ext = g?.getExtension('WEBGL_debug_renderer_info');
+    return g ? String(ext ? g.getParameter(ext.UNMASKED_RENDERER_WEBGL) : g.getParameter(g.RENDERER)) : 'none';
+  });
   await ctx.close();
-  return { r, renderer: info.renderer, flow: info.flow, rows: info.rows, cols: info.cols, runs, lost, mbs: median(runs.map((x) => x.mbs)), echo, paint };
+  return { r, gl, renderer: info.renderer, flow: info.flow, rows: info.rows, cols: info.cols, runs, lost, mbs: median(runs.map((x) => x.mbs)), echo, paint };
 }
 
 async function measureSocket() {
@@ -308,6 +313,7 @@ ${pages.map((p) => `| keystroke echo through the page (${p.renderer}): the key t
 | the same without the page (\`make bench-terminal\`, through the gateway) | – | ${service ? `p50 ${service.gateway.p50}, p99 ${service.gateway.p99}` : 'not run'} | – |
 
 - \`cat\`: a file of ${SIZE_MB} MB of base64 lines (76 characters) between two marker lines, in the page cache; the time runs from typing \`cat\` (xterm.js \`input()\`, in the page) until the page has drawn every byte up to the end marker (the test hook's capture, and no write pending in xterm.js); MB is 10^6 bytes of terminal output (CR LF line ends). Median of ${CAT_RUNS} runs. The page is 1280×800 (${pages[0].rows}×${pages[0].cols} cells), one browser window per renderer (the DOM renderer chosen with localStorage \`svc-term-renderer\`). With flow control (issue 18 item 2) the shell is paced by the page, so the figure is the slower of the page and the service.
+- WebGL in this browser: ${pages[0].gl} (the pane's \`auto\` takes the DOM renderer where WebGL is drawn by the CPU: SwiftShader, llvmpipe).
 - The page that does not render reads another session's terminal through the same gateway, in a window of its own, and acks each frame as it arrives: the socket's figure in the browser.
 - Echo: a key given to xterm.js as typed (\`input()\`: onData, the socket as a binary frame, the gateway, the terminal service, the shell's echo back), until the write callback of its echo, and until the animation frame after it (xterm.js paints on frames; headless Chromium runs them at 60 Hz); the key is erased (untimed) before the next; the first 20 are not counted.
 <!-- the termbench figures above come from a run started by this script just before the stack; see the Terminal section for how it measures -->
