@@ -60,6 +60,7 @@ export default defineConfig({
     proxy: {
       "/api": { target, changeOrigin: true, ws: true },
       "/chat": { target, changeOrigin: true, ws: true },
+      "/ws": { target, changeOrigin: true, ws: true },
       "/login": { target },
       "/static": { target },
       "/instance-icons": { target },

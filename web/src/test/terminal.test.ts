@@ -1,0 +1,351 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { ACK_BYTES, TermClient, terminalURL, type Sink } from "../panes/terminal/client";
+
+// A WebSocket the test drives by hand: text frames as JSON, binary as bytes.
+class FakeWS {
+  static all: FakeWS[] = [];
+  readyState = 0;
+  binaryType = "blob";
+  sent: (string | Uint8Array)[] = [];
+  closed: number | null = null;
+  onopen: (() => void) | null = null;
+  onmessage: ((e: { data: string | ArrayBuffer }) => void) | null = null;
+  onclose: ((e: { code: number }) => void) | null = null;
+  onerror: (() => void) | null = null;
+  constructor(public url: string) {
+    FakeWS.all.push(this);
+  }
+  send(s: string | Uint8Array) {
+    this.sent.push(s);
+  }
+  close(code = 1005) {
+    this.closed = code;
+    this.readyState = 3;
+  }
+  open() {
+    this.readyState = 1;
+    this.onopen?.();
+  }
+  json(f: unknown) {
+    this.onmessage?.({ data: JSON.stringify(f) });
+  }
+  bin(s: string | Uint8Array) {
+    const b = typeof s === "string" ? new TextEncoder().encode(s) : s;
+    this.onmessage?.({ data: b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer });
+  }
+  drop(code = 1006) {
+    this.readyState = 3;
+    this.onclose?.({ code });
+  }
+  /** The control messages sent (parsed), in order. */
+  controls(): any[] {
+    return this.sent.filter((s): s is string => typeof s === "string").map((s) => JSON.parse(s));
+  }
+  acks(): number[] {
+    return this.controls()
+      .filter((m) => m.type === "ack")
+      .map((m) => m.offset);
+  }
+  query() {
+    return new URL(this.url, "ws://x").searchParams;
+  }
+}
+
+/** A screen that records what it is given and draws when the test says so (write callbacks held). */
+class FakeSink implements Sink {
+  log: string[] = [];
+  held: { data: Uint8Array; done: () => void }[] = [];
+  auto = true;
+  write(data: Uint8Array, done: () => void) {
+    this.log.push("w:" + new TextDecoder().decode(data));
+    if (this.auto) done();
+    else this.held.push({ data, done });
+  }
+  reset(rows?: number, cols?: number) {
+    this.log.push(rows ? `reset:${rows}x${cols}` : "reset");
+  }
+  /** Draws the first n held writes. */
+  draw(n = this.held.length) {
+    for (const w of this.held.splice(0, n)) w.done();
+  }
+}
+
+const ID = "K7QZ3XH2M4A5B6C7D2E3F4G5H6";
+const last = () => FakeWS.all[FakeWS.all.length - 1];
+const connected = (over: Record<string, unknown> = {}) => ({
+  type: "connected",
+  session: ID,
+  cwd: "/p",
+  stream: "s1",
+  offset: 0,
+  has_scrollback: false,
+  flow: true,
+  rows: 24,
+  cols: 80,
+  ...over,
+});
+
+function client(sink: Sink, over: Partial<ConstructorParameters<typeof TermClient>[0]> = {}) {
+  return new TermClient({ id: ID, cwd: () => "/p", sink, base: () => "ws://h", WS: FakeWS as any, random: () => 0.5, ...over });
+}
+
+describe("terminal client", () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+    FakeWS.all = [];
+  });
+  afterEach(() => vi.useRealTimers());
+
+  it("dials with the session id, its cwd and flow=1, and no stream the first time", () => {
+    const c = client(new FakeSink());
+    c.start();
+    const q = last().query();
+    expect(q.get("session")).toBe(ID);
+    expect(q.get("cwd")).toBe("/p");
+    expect(q.get("flow")).toBe("1");
+    expect(q.has("stream")).toBe(false);
+    expect(terminalURL(`${ID}:2`, undefined, "ab", 7)).toBe(`/ws/terminal?session=${ID}%3A2&flow=1&stream=ab&offset=7`);
+  });
+
+  it("writes output, acks what was drawn in batches, and only to a server that said flow", () => {
+    const sink = new FakeSink();
+    sink.auto = false;
+    const c = client(sink);
+    c.start();
+    last().open();
+    last().json(connected());
+    last().bin("hello ");
+    last().bin("world");
+    expect(c.offset).toBe(11);
+    expect(last().acks()).toEqual([]);
+    sink.draw(1);
+    expect(c.rendered).toBe(6);
+    expect(last().acks()).toEqual([]); // batched: under 64 KiB, wait 100 ms
+    sink.draw();
+    vi.advanceTimersByTime(100);
+    expect(last().acks()).toEqual([11]);
+    // 64 KiB drawn: acked at once.
+    last().bin(new Uint8Array(ACK_BYTES));
+    sink.draw();
+    expect(last().acks()).toEqual([11, 11 + ACK_BYTES]);
+    expect(sink.log.slice(0, 2)).toEqual(["w:hello ", "w:world"]);
+
+    // An old server (no "flow": true) would type an ack into the shell: none is sent.
+    const old = client(new FakeSink());
+    old.start();
+    last().open();
+    last().json(connected({ flow: undefined }));
+    last().bin("x".repeat(100000));
+    vi.advanceTimersByTime(200);
+    expect(last().acks()).toEqual([]);
+    expect(old.rendered).toBe(100000);
+  });
+
+  it("types input as binary frames and sends its size on connecting and on every change", () => {
+    const c = client(new FakeSink());
+    c.resize(30, 100);
+    c.send("ls\r"); // before the socket: queued
+    c.start();
+    last().open();
+    last().json(connected());
+    expect(last().controls()).toEqual([{ type: "resize", rows: 30, cols: 100 }]);
+    const typed = last().sent.filter((s) => typeof s !== "string") as Uint8Array[];
+    expect(new TextDecoder().decode(typed[0])).toBe("ls\r");
+    c.resize(30, 100); // unchanged: not sent again
+    c.resize(40, 120);
+    expect(last().controls()).toEqual([
+      { type: "resize", rows: 30, cols: 100 },
+      { type: "resize", rows: 40, cols: 120 },
+    ]);
+    // A paste that looks like a control message is still typed (binary).
+    c.send('{"type":"resize","rows":1,"cols":1}');
+    expect(last().controls().length).toBe(2);
+  });
+
+  it("reattaches after a drop at its stream and offset: no gap, no duplicate", () => {
+    const sink = new FakeSink();
+    const c = client(sink);
+    c.start();
+    last().open();
+    last().json(connected({ stream: "s1", offset: 100, has_scrollback: true }));
+    last().bin("abc");
+    last().drop();
+    expect(c.state.peek().kind).toBe("reconnecting");
+    vi.advanceTimersByTime(1000);
+    const q = last().query();
+    expect(q.get("stream")).toBe("s1");
+    expect(q.get("offset")).toBe("103");
+    last().open();
+    last().json(connected({ stream: "s1", offset: 103, has_scrollback: true }));
+    last().bin("def");
+    expect(sink.log).toEqual(["w:abc", "w:def"]); // no reset, nothing twice
+    expect(c.offset).toBe(106);
+    // The dial's offset counts as acked: the next ack is above it.
+    vi.advanceTimersByTime(100);
+    expect(last().acks()).toEqual([106]);
+  });
+
+  it("starts the screen over when the shell is a new one (another stream)", () => {
+    const sink = new FakeSink();
+    const c = client(sink);
+    c.start();
+    last().open();
+    last().json(connected({ stream: "s1", offset: 0 }));
+    last().bin("old");
+    last().drop();
+    vi.advanceTimersByTime(1000);
+    last().open();
+    last().json(connected({ stream: "s2", offset: 0, has_scrollback: true }));
+    last().bin("new");
+    expect(sink.log).toEqual(["w:old", "reset", "w:new"]);
+    expect(c.stream).toBe("s2");
+    expect(c.offset).toBe(3);
+  });
+
+  it("a screen frame: reset, size R×C, draw it, continue at its offset; stale callbacks ignored", () => {
+    const sink = new FakeSink();
+    sink.auto = false;
+    const c = client(sink);
+    c.start();
+    last().open();
+    last().json(connected({ offset: 0 }));
+    last().bin("abc"); // still being drawn when the screen comes
+    last().json({ type: "screen", offset: 5000000, rows: 30, cols: 90, bytes: 6 });
+    last().bin("SCREEN");
+    last().bin("live");
+    expect(sink.log).toEqual(["w:abc", "reset:30x90", "w:SCREEN", "w:live"]);
+    expect(c.offset).toBe(5000004);
+    expect(c.stats.screens).toBe(1);
+    expect(c.stats.bytes).toBe(7); // the screen's bytes are not stream bytes
+    sink.draw(1); // "abc" drawn: before the screen, nothing to ack
+    vi.advanceTimersByTime(100);
+    expect(c.rendered).toBe(0);
+    expect(last().acks()).toEqual([]);
+    sink.draw();
+    vi.advanceTimersByTime(100);
+    expect(c.rendered).toBe(5000004);
+    expect(last().acks()).toEqual([5000000, 5000004]); // the screen drawn is acked at once (far past the batch), then the rest
+  });
+
+  it("lets go of the socket when it cannot draw fast enough, and comes back at its offset once caught up", () => {
+    const sink = new FakeSink();
+    sink.auto = false;
+    const c = client(sink, { pendingHigh: 1000, pendingLow: 100 });
+    c.start();
+    const first = last();
+    first.open();
+    first.json(connected());
+    for (let i = 0; i < 11; i++) first.bin(new Uint8Array(100));
+    expect(c.state.peek().kind).toBe("catching-up");
+    expect(first.closed).toBe(1000);
+    expect(FakeWS.all.length).toBe(1);
+    vi.advanceTimersByTime(60000); // no retry while catching up
+    expect(FakeWS.all.length).toBe(1);
+    sink.draw(9); // 200 left
+    expect(FakeWS.all.length).toBe(1);
+    sink.draw(1); // 100 left: back
+    expect(FakeWS.all.length).toBe(2);
+    expect(last().query().get("offset")).toBe("1100");
+    expect(c.stats.catchups).toBe(1);
+  });
+
+  it("deems a socket silent for 2.5 heartbeats dead, closes it and dials again", () => {
+    let t = 0;
+    const c = client(new FakeSink(), { now: () => t, heartbeatMs: 1000 });
+    c.start();
+    const ws = last();
+    ws.open();
+    ws.json(connected());
+    for (let i = 0; i < 5; i++) {
+      t += 1000;
+      ws.json({ type: "heartbeat" });
+      vi.advanceTimersByTime(1000);
+    }
+    expect(FakeWS.all.length).toBe(1);
+    t += 2600;
+    vi.advanceTimersByTime(2600);
+    expect(ws.closed).toBe(1000);
+    expect(FakeWS.all.length).toBe(2);
+    expect(c.stats.deadSockets).toBe(1);
+    expect(last().query().get("stream")).toBe("s1");
+  });
+
+  it("exit: shows the code, no reconnect; Restart dials a new shell", () => {
+    const sink = new FakeSink();
+    const c = client(sink);
+    c.start();
+    last().open();
+    last().json(connected({ stream: "s1" }));
+    last().bin("bye");
+    last().json({ type: "exit", code: 3 });
+    last().drop(1000);
+    expect(c.state.peek()).toEqual({ kind: "exited", code: 3 });
+    vi.advanceTimersByTime(60000);
+    expect(FakeWS.all.length).toBe(1);
+    c.send("ignored");
+    c.restart();
+    expect(FakeWS.all.length).toBe(2);
+    last().open();
+    last().json(connected({ stream: "s2", created: true }));
+    expect(c.state.peek().kind).toBe("connected");
+    expect(sink.log).toEqual(["w:bye", "reset"]);
+    expect(last().sent.length).toBe(0); // the key typed after exit went nowhere
+  });
+
+  it("shows error frames and backs off on closes", () => {
+    const c = client(new FakeSink());
+    c.start();
+    last().open();
+    last().json(connected());
+    last().json({ type: "error", code: "input_timeout", message: "812 bytes were dropped" });
+    expect(c.notice.peek()).toMatchObject({ code: "input_timeout", message: "812 bytes were dropped" });
+    last().drop(1011);
+    expect(c.notice.peek()?.code).toBe("internal");
+    expect(c.state.peek()).toMatchObject({ kind: "reconnecting", attempt: 1 });
+    vi.advanceTimersByTime(999);
+    expect(FakeWS.all.length).toBe(1);
+    vi.advanceTimersByTime(1);
+    expect(FakeWS.all.length).toBe(2);
+    last().drop(1006);
+    expect(c.state.peek()).toMatchObject({ kind: "reconnecting", attempt: 2 });
+    vi.advanceTimersByTime(2000);
+    expect(FakeWS.all.length).toBe(3);
+  });
+
+  it("an older server's resync skips ahead", () => {
+    const sink = new FakeSink();
+    const c = client(sink);
+    c.start();
+    last().open();
+    last().json(connected({ flow: undefined }));
+    last().json({ type: "resync", skipped: 1000, offset: 5000 });
+    last().bin("z");
+    expect(c.offset).toBe(5001);
+    expect(c.stats.skipped).toBe(1000);
+  });
+});
+
+describe("terminal client in a hidden page", () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+    FakeWS.all = [];
+  });
+  afterEach(() => vi.useRealTimers());
+
+  it("acks output as it arrives while hidden (a background tab does not hold the shell), as it is drawn when shown", () => {
+    const sink = new FakeSink();
+    sink.auto = false;
+    const c = client(sink);
+    c.start();
+    last().open();
+    last().json(connected());
+    c.setHidden(true);
+    last().bin(new Uint8Array(ACK_BYTES));
+    expect(last().acks()).toEqual([ACK_BYTES]); // not drawn yet
+    c.setHidden(false);
+    last().bin(new Uint8Array(ACK_BYTES));
+    expect(last().acks()).toEqual([ACK_BYTES]);
+    sink.draw();
+    expect(last().acks()).toEqual([ACK_BYTES, 2 * ACK_BYTES]);
+  });
+});
