@@ -157,13 +157,18 @@ bench-shadow:
 bench-analytics:
 	$(GO) run ./bench/cmd/analyticsbench $(BENCH_ARGS)
 
-# bench-ui: the browser UI benchmark (JavaScript shipped, opening a 10 000-message
-# session, its heap, frames per second while messages stream in), in Debian's chromium
-# against a stack started as make run does; writes its section of BENCHMARKS.md
+# bench-ui: the browser UI benchmarks, in Debian's chromium against a stack started as
+# make run does, each writing its section of BENCHMARKS.md: the conversation (JavaScript
+# shipped, opening a 10 000-message session, its heap, frames per second while messages
+# stream in), the SQL grid at 100 000 rows, a 10 000-line file in the Files pane, and the
+# Terminal pane (a cat rendered through the page beside termbench, keystroke echo)
 bench-ui:
 	bash deploy/scripts/ensure-browser.sh
 	cd web/e2e && npm ci --no-audit --no-fund --loglevel=error
 	node bench/ui/uibench.mjs $(BENCH_ARGS)
+	node bench/ui/sqlbench.mjs
+	node bench/ui/filesbench.mjs
+	node bench/ui/terminalbench.mjs
 
 clean:
 	rm -rf $(BIN)
