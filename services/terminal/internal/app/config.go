@@ -48,8 +48,8 @@ const (
 	DefaultExecTimeout  = 60 * time.Second
 	DefaultExecMax      = 600 * time.Second
 	DefaultExecOutputKB = 1024
-	DefaultFlowHighKB   = 1024
-	DefaultFlowLowKB    = 256
+	DefaultFlowHighKB   = 512
+	DefaultFlowLowKB    = 128
 	// KillGrace is how long a hung-up terminal session has before SIGKILL.
 	KillGrace = 2 * time.Second
 )

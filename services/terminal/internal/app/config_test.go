@@ -41,8 +41,8 @@ func TestLoadConfigDefaults(t *testing.T) {
 		{"ExecTimeout", cfg.ExecTimeout, 60 * time.Second},
 		{"ExecMaxTimeout", cfg.ExecMaxTimeout, 600 * time.Second},
 		{"ExecOutput", cfg.ExecOutput, 1 << 20},
-		{"FlowHigh", cfg.FlowHigh, 1 << 20},
-		{"FlowLow", cfg.FlowLow, 256 << 10},
+		{"FlowHigh", cfg.FlowHigh, 512 << 10},
+		{"FlowLow", cfg.FlowLow, 128 << 10},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

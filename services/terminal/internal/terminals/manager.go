@@ -28,7 +28,7 @@ var (
 
 // Default flow-control watermarks.
 const (
-	DefaultFlowHigh = 1 << 20
+	DefaultFlowHigh = 512 << 10
 	DefaultFlowLow  = 256 << 10
 )
 
@@ -59,8 +59,8 @@ type Config struct {
 	// PTY is not read while the most advanced flow client has FlowHigh
 	// or more unacknowledged, until it has less than FlowLow. FlowHigh
 	// is also the most a flow client is sent beyond its acknowledgement;
-	// it is capped at Scrollback, so that the pacing client never falls
-	// behind the ring.
+	// it is capped at half of Scrollback, so that a client keeping pace
+	// never falls behind the ring, even when the lead passes to another.
 	FlowHigh, FlowLow int64
 	Log               *slog.Logger
 	Now               func() time.Time
@@ -111,8 +111,13 @@ func NewManager(cfg Config, hooks Hooks) *Manager {
 	if cfg.FlowHigh <= 0 {
 		cfg.FlowHigh = DefaultFlowHigh
 	}
-	// The pacing client must never fall behind the ring.
-	cfg.FlowHigh = min(cfg.FlowHigh, int64(max(cfg.Scrollback, 1)))
+	// No client that keeps pace may fall behind the ring. The pace is the
+	// most advanced acknowledgement, and the lead can pass to another
+	// client at once (a slow page given a screen acknowledges up to the
+	// ring's end): the head then runs up to FlowHigh beyond the new lead,
+	// while the former lead may still be FlowHigh behind the old one. So
+	// the ring holds at least twice FlowHigh.
+	cfg.FlowHigh = min(cfg.FlowHigh, int64(max(cfg.Scrollback/2, 1)))
 	if cfg.FlowLow <= 0 || cfg.FlowLow >= cfg.FlowHigh {
 		cfg.FlowLow = cfg.FlowHigh / 4
 	}

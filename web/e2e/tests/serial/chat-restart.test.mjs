@@ -43,15 +43,27 @@ e2e('kill the chat service and bring it back: no line missing or doubled', async
   assert.notEqual(newPid, pid);
   await waitText(connection(page), /^\s*connected/i, 30_000);
 
-  // The dead instance's claim on the session expires (CHAT_OWNER_TTL); then a
+  // The new chat closed the dead one's turn and released its claim; then a
   // prompt starts the agent again (--resume).
   await until(async () => !(await api('GET', '/api/active-sessions')).sessions.includes(id),
-    { timeoutMs: 30_000, what: 'the dead chat\'s claim to expire' });
+    { timeoutMs: 30_000, what: 'the dead chat\'s claim to be released' });
   await send(page, 'ECHO after');
   await waitText(page.locator('body'), /text="ECHO after"/, 30_000);
   await waitIdle(page, 30_000);
 
   const log = await logMessages(id);
+  // The cut turn was closed by the next chat, once: one notice in the log, and
+  // analytics (the stack's own, fed by the turn stream) ended it as interrupted.
+  const interrupted = log.filter((m) => JSON.stringify(m).includes('turn interrupted: the server restarted'));
+  assert.equal(interrupted.length, 1, `one "turn interrupted" notice in the log: ${JSON.stringify(interrupted)}`);
+  await waitText(page.locator('body'), /turn interrupted: the server restarted/);
+  const turns = await until(async () => {
+    const t = (await api('GET', `/api/turns?session=${encodeURIComponent(id)}&limit=50`)).turns;
+    return t.length === 3 && t.every((x) => x.ended_at) ? t : null;
+  }, { timeoutMs: 30_000, what: 'analytics to hold the three turns, each ended' });
+  const cut = turns.filter((t) => t.user_prompt === 'SLOW 50');
+  assert.equal(cut.length, 1, `one analytics row for the cut turn: ${JSON.stringify(turns)}`);
+  assert.equal(cut[0].stop_reason, 'interrupted', `the cut turn's stop_reason: ${JSON.stringify(cut[0])}`);
   const want = log.map((m) => m.sid);
   assert.ok(want.length > 10, 'the log holds both turns and the cut one');
   await until(async () => (await renderedSids(page)).length >= want.length,
