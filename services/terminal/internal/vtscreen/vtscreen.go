@@ -381,7 +381,9 @@ func (s *Screen) Serialize() []byte {
 	} else if s.emu.IsAltScreen() {
 		b.WriteString("\x1b[?1049h")
 	}
-	writeLines(&b, s.lines(), s.emu.Height(), s.emu.Width())
+	lines := s.lines()
+	writeLines(&b, lines, s.emu.Height(), s.emu.Width())
+	padToCursor(&b, lines, s.emu.CursorPosition(), s.emu.Width())
 	if s.top > 0 {
 		b.WriteString("\x1b[" + strconv.Itoa(s.top) + ";" + strconv.Itoa(s.bottom) + "r")
 	}
@@ -433,6 +435,28 @@ func writeMode(b *strings.Builder, m ansi.Mode, on bool) {
 
 func cup(b *strings.Builder, row, col int) {
 	b.WriteString("\x1b[" + strconv.Itoa(row) + ";" + strconv.Itoa(col) + "H")
+}
+
+// padToCursor writes spaces from the end of the cursor's line to the
+// cursor: a prompt's trailing space ("$ ") is a written cell in a terminal
+// that saw the output, and writeLines leaves trailing blanks unwritten, so
+// without them a client's copy of the screen (xterm.js's serialize, its
+// selection) would differ from one that followed the stream.
+func padToCursor(b *strings.Builder, lines []uv.Line, pos uv.Position, cols int) {
+	if pos.Y < 0 || pos.Y >= len(lines) || pos.X <= 0 {
+		return
+	}
+	l := lines[pos.Y]
+	if len(l) > cols {
+		l = l[:cols]
+	}
+	w := ansi.StringWidth(strings.TrimRight(l.Render(), " "))
+	if pos.X <= w {
+		return
+	}
+	cup(b, pos.Y+1, w+1)
+	b.WriteString("\x1b[m")
+	b.WriteString(strings.Repeat(" ", pos.X-w))
 }
 
 // writeLines writes each line at its row, clipped to rows×cols; blank

@@ -108,3 +108,22 @@ func TestShortcutLeavesTheSameScreen(t *testing.T) {
 		}
 	}
 }
+
+// A prompt's trailing space is a written cell: the serialized screen writes
+// it (up to the cursor), so a client's copy holds the same cells as one
+// that followed the stream (xterm.js serializes a never-written cell as a
+// cursor move, a written space as a space).
+func TestSerializeWritesTheBlanksBeforeTheCursor(t *testing.T) {
+	s := New(5, 30)
+	s.Write([]byte("out\r\nroot@vm:~# "))
+	got := string(s.Serialize())
+	if want := "\x1b[2;11H\x1b[m "; !strings.Contains(got, want) {
+		t.Fatalf("serialized %q lacks %q (the space after the prompt)", got, want)
+	}
+	// Nothing is padded when the cursor is inside the text.
+	s = New(5, 30)
+	s.Write([]byte("abcdef\x1b[3G"))
+	if got := string(s.Serialize()); strings.Contains(got, "\x1b[m ") {
+		t.Fatalf("serialized %q pads a line whose cursor is inside it", got)
+	}
+}
