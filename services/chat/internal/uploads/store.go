@@ -6,11 +6,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
-	"unicode"
-	"unicode/utf8"
+
+	"github.com/svc-code/svc-code/libs/safename"
 )
 
 // maxNameBytes bounds a stored file's name.
@@ -24,32 +23,7 @@ const maxSuffix = 10000
 // , kept and anything else replaced by '_', no leading dots or spaces, at
 // most 120 bytes (the extension kept); "file" when nothing is left.
 func SafeName(name string) string {
-	name = path.Base(strings.ReplaceAll(name, `\`, "/"))
-	var b strings.Builder
-	for _, r := range name {
-		switch {
-		case unicode.IsLetter(r), unicode.IsDigit(r), strings.ContainsRune(" ._-+(),", r):
-			b.WriteRune(r)
-		default:
-			b.WriteByte('_')
-		}
-	}
-	name = strings.TrimRight(strings.TrimLeft(b.String(), ". "), ". ")
-	if len(name) > maxNameBytes {
-		ext := filepath.Ext(name)
-		if len(ext) > 16 {
-			ext = ""
-		}
-		stem := name[:maxNameBytes-len(ext)]
-		for !utf8.ValidString(stem) {
-			stem = stem[:len(stem)-1]
-		}
-		name = stem + ext
-	}
-	if name == "" || strings.Trim(name, "_") == "" {
-		return "file"
-	}
-	return name
+	return safename.Clean(name, maxNameBytes)
 }
 
 // withExt replaces name's extension with ext (".png") unless it already

@@ -6,14 +6,12 @@ import (
 	"io"
 	"mime"
 	"path"
-	"path/filepath"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/svc-code/svc-code/libs/protocol"
+	"github.com/svc-code/svc-code/libs/safename"
 )
 
 // MaxUploadBytes bounds a file uploaded by POST /api/file/upload (within the
@@ -85,30 +83,5 @@ func (s *server) uploadFile(c *fiber.Ctx) error {
 // spaces, at most maxUploadName bytes (the extension kept); "file" when
 // nothing is left. (chat's uploads clean names the same way.)
 func uploadName(name string) string {
-	name = path.Base(strings.ReplaceAll(name, `\`, "/"))
-	var b strings.Builder
-	for _, r := range name {
-		switch {
-		case unicode.IsLetter(r), unicode.IsDigit(r), strings.ContainsRune(" ._-+(),", r):
-			b.WriteRune(r)
-		default:
-			b.WriteByte('_')
-		}
-	}
-	name = strings.TrimRight(strings.TrimLeft(b.String(), ". "), ". ")
-	if len(name) > maxUploadName {
-		ext := filepath.Ext(name)
-		if len(ext) > 16 {
-			ext = ""
-		}
-		stem := name[:maxUploadName-len(ext)]
-		for !utf8.ValidString(stem) {
-			stem = stem[:len(stem)-1]
-		}
-		name = stem + ext
-	}
-	if name == "" || strings.Trim(name, "_") == "" {
-		return "file"
-	}
-	return name
+	return safename.Clean(name, maxUploadName)
 }
