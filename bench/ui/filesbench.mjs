@@ -14,30 +14,21 @@
 // and <!-- bench:files:end -->).
 //
 //   node bench/ui/filesbench.mjs [-write=false]
-import { createRequire } from 'node:module';
 import { execFile } from 'node:child_process';
-import { readFile, writeFile, mkdir, mkdtemp } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { ROOT, startStack, until } from '../../web/e2e/lib/stack.mjs';
+import { ROOT, until } from '../../web/e2e/lib/stack.mjs';
+import { openBench, writeSection } from './lib.mjs';
 
-const require = createRequire(path.join(ROOT, 'web/e2e/package.json'));
-/** @type {typeof import('playwright-core')} */
-const { chromium } = require('playwright-core');
 const run = promisify(execFile);
 const write = !process.argv.includes('-write=false');
 const LINES = 10_000;
 const RUNS = 5;
 const log = (s) => process.stderr.write(`filesbench: ${s}\n`);
 
-const { info, stop } = process.env.E2E_STACK
-  ? { info: JSON.parse(process.env.E2E_STACK), stop: async () => {} }
-  : await startStack({ artifacts: path.join(ROOT, 'web/e2e/artifacts/bench') });
-const browser = await chromium.launch({
-  executablePath: process.env.E2E_CHROMIUM || '/usr/bin/chromium',
-  args: process.getuid?.() === 0 ? ['--no-sandbox'] : [],
-});
+const { info, stop, browser, newSession } = await openBench();
 
 /** A TypeScript file of n lines: functions, comments, strings, template literals. */
 function bigSource(n) {
@@ -50,17 +41,9 @@ function bigSource(n) {
 }
 
 async function session() {
-  const root = path.join(info.home, 'projects');
-  await mkdir(root, { recursive: true });
-  const cwd = await mkdtemp(path.join(root, 'fb-'));
-  await writeFile(path.join(cwd, 'big.ts'), bigSource(LINES));
-  const res = await fetch(`${info.baseURL}/api/sessions`, {
-    method: 'POST',
-    headers: { Authorization: `Bearer ${info.token}`, 'Content-Type': 'application/json' },
-    body: JSON.stringify({ cwd, title: 'filesbench' }),
-  });
-  if (!res.ok) throw new Error(`POST /api/sessions: ${res.status} ${await res.text()}`);
-  return { ...(await res.json()), cwd };
+  const s = await newSession('filesbench', 'fb-');
+  await writeFile(path.join(s.cwd, 'big.ts'), bigSource(LINES));
+  return s;
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -166,16 +149,7 @@ Run ${when} UTC on ${os.cpus()[0]?.model ?? 'unknown CPU'}, nproc ${os.cpus().le
 `;
   process.stdout.write(`${md}\n`);
   if (write) {
-    const file = path.join(ROOT, 'BENCHMARKS.md');
-    const start = '<!-- bench:files:start -->';
-    const endm = '<!-- bench:files:end -->';
-    let text = await readFile(file, 'utf8');
-    const block = `${start}\n${md}${endm}`;
-    const i = text.indexOf(start);
-    const j = text.indexOf(endm);
-    if (i >= 0 && j > i) text = text.slice(0, i) + block + text.slice(j + endm.length);
-    else text = `${text.replace(/\n*$/, '\n')}\n${block}\n`;
-    await writeFile(file, text);
+    await writeSection('files', md);
     log('wrote the files section of BENCHMARKS.md');
   }
 } catch (err) {

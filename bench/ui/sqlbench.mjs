@@ -18,17 +18,13 @@
 //   - the JS heap holding the result (after a GC) and the page's element count.
 //
 //   node bench/ui/sqlbench.mjs [-write=false]
-import { createRequire } from 'node:module';
 import { execFile } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { ROOT, startStack, until } from '../../web/e2e/lib/stack.mjs';
+import { ROOT, until } from '../../web/e2e/lib/stack.mjs';
+import { openBench, writeSection } from './lib.mjs';
 
-const require = createRequire(path.join(ROOT, 'web/e2e/package.json'));
-/** @type {typeof import('playwright-core')} */
-const { chromium } = require('playwright-core');
 const run = promisify(execFile);
 const write = !process.argv.includes('-write=false');
 
@@ -40,14 +36,7 @@ const QUERY = `SELECT g, 'row ' || g AS label, md5(g::text) AS hash, g * 0.5 AS 
 
 const log = (s) => process.stderr.write(`sqlbench: ${s}\n`);
 
-const artifacts = path.join(ROOT, 'web/e2e/artifacts/bench');
-const { info, stop } = process.env.E2E_STACK
-  ? { info: JSON.parse(process.env.E2E_STACK), stop: async () => {} }
-  : await startStack({ artifacts });
-const browser = await chromium.launch({
-  executablePath: process.env.E2E_CHROMIUM || '/usr/bin/chromium',
-  args: process.getuid?.() === 0 ? ['--no-sandbox'] : [],
-});
+const { info, stop, browser, api, newSession } = await openBench();
 
 /** A signed-in context. */
 async function context(viewport = { width: 1280, height: 800 }) {
@@ -188,19 +177,6 @@ function stats(r) {
   return { fps: (r.frames * 1000) / r.ms, p99: d[Math.floor(d.length * 0.99)], worst: d.at(-1), long: d.filter((x) => x > 50).length, maxRows: r.maxRows };
 }
 
-/** Replaces the section between the markers (appended when missing). */
-async function writeSection(md) {
-  const file = path.join(ROOT, 'BENCHMARKS.md');
-  const start = '<!-- bench:sql:start -->';
-  const end = '<!-- bench:sql:end -->';
-  let text = await readFile(file, 'utf8');
-  const block = `${start}\n${md}${end}`;
-  const i = text.indexOf(start);
-  const j = text.indexOf(end);
-  if (i >= 0 && j > i) text = text.slice(0, i) + block + text.slice(j + end.length);
-  else text = `${text.replace(/\n*$/, '\n')}\n${block}\n`;
-  await writeFile(file, text);
-}
 
 let failed = false;
 try {
@@ -266,7 +242,7 @@ The query, typed into the SQL pane and run with its button: \`${QUERY}\` (${ROWS
 `;
   process.stdout.write(`${md}\n`);
   if (write) {
-    await writeSection(md);
+    await writeSection('sql', md);
     log('wrote the SQL grid section of BENCHMARKS.md');
   }
 } catch (err) {

@@ -16,20 +16,17 @@
 //     as the keyboard does) until its echo is drawn, p50 and p99.
 //
 //   node bench/ui/terminalbench.mjs [-write=false] [-size=MB] [-echoes=N] [-termbench=false]
-import { createRequire } from 'node:module';
 import { execFile } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
-import { readFile, writeFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { readFile, writeFile, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { ROOT, startStack, until } from '../../web/e2e/lib/stack.mjs';
+import { ROOT, until } from '../../web/e2e/lib/stack.mjs';
+import { openBench, writeSection } from './lib.mjs';
 
-const require = createRequire(path.join(ROOT, 'web/e2e/package.json'));
-/** @type {typeof import('playwright-core')} */
-const { chromium } = require('playwright-core');
 const run = promisify(execFile);
 
 /** @param {string} name @param {string} def */
@@ -65,32 +62,9 @@ async function termbench() {
 const service = withTermbench ? await termbench() : null;
 if (service) log(`termbench: gateway ${service.gateway.mbs} MB/s, echo p99 ${service.gateway.p99}`);
 
-const artifacts = path.join(ROOT, 'web/e2e/artifacts/bench');
-const { info, stop } = process.env.E2E_STACK
-  ? { info: JSON.parse(process.env.E2E_STACK), stop: async () => {} }
-  : await startStack({ artifacts });
-const browser = await chromium.launch({
-  executablePath: process.env.E2E_CHROMIUM || '/usr/bin/chromium',
-  args: process.getuid?.() === 0 ? ['--no-sandbox'] : [],
-});
+const { info, stop, browser, api, newSession } = await openBench();
 
-/** @param {string} method @param {string} route @param {unknown} [body] */
-async function api(method, route, body) {
-  const res = await fetch(info.baseURL + route, {
-    method,
-    headers: { Authorization: `Bearer ${info.token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${method} ${route}: ${res.status} ${text}`);
-  return text ? JSON.parse(text) : null;
-}
 
-async function newSession(title) {
-  const root = path.join(info.home, 'projects');
-  await mkdir(root, { recursive: true });
-  return api('POST', '/api/sessions', { cwd: await mkdtemp(path.join(root, 'tb-')), title });
-}
 
 /** A signed-in context; renderer: the terminal's (localStorage svc-term-renderer). */
 async function context(renderer = 'auto', viewport = { width: 1280, height: 800 }) {
@@ -221,18 +195,6 @@ async function echoThroughPage(page, id, n) {
 const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-async function writeSection(md) {
-  const file = path.join(ROOT, 'BENCHMARKS.md');
-  const start = '<!-- bench:termui:start -->';
-  const end = '<!-- bench:termui:end -->';
-  let text = await readFile(file, 'utf8');
-  const block = `${start}\n${md}${end}`;
-  const i = text.indexOf(start);
-  const j = text.indexOf(end);
-  if (i >= 0 && j > i) text = text.slice(0, i) + block + text.slice(j + end.length);
-  else text = `${text.replace(/\n*$/, '\n')}\n${block}\n`;
-  await writeFile(file, text);
-}
 
 /** cat runs and echoes through the page with renderer r, in a context (a window) of its own. */
 async function measurePage(r) {
@@ -319,7 +281,7 @@ ${pages.map((p) => `| keystroke echo through the page (${p.renderer}): the key t
 <!-- the termbench figures above come from a run started by this script just before the stack; see the Terminal section for how it measures -->
 `;
   process.stdout.write(md);
-  if (write) await writeSection(md);
+  if (write) await writeSection('termui', md);
 } catch (err) {
   failed = true;
   console.error(err);

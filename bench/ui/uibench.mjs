@@ -17,19 +17,15 @@
 //     message one.
 //
 //   node bench/ui/uibench.mjs [-write=false]     (make bench-ui)
-import { createRequire } from 'node:module';
 import { execFile } from 'node:child_process';
-import { readFile, writeFile, mkdir, mkdtemp } from 'node:fs/promises';
 import { gzipSync } from 'node:zlib';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import { ROOT, startStack, until } from '../../web/e2e/lib/stack.mjs';
+import { ROOT, until } from '../../web/e2e/lib/stack.mjs';
+import { openBench, writeSection } from './lib.mjs';
 
-const require = createRequire(path.join(ROOT, 'web/e2e/package.json'));
-/** @type {typeof import('playwright-core')} */
-const { chromium } = require('playwright-core');
 const run = promisify(execFile);
 const here = path.dirname(fileURLToPath(import.meta.url));
 const write = !process.argv.includes('-write=false');
@@ -42,33 +38,9 @@ const FPS_WINDOW_MS = 2500;
 
 const log = (s) => process.stderr.write(`uibench: ${s}\n`);
 
-const artifacts = path.join(ROOT, 'web/e2e/artifacts/bench');
-// A stack given in E2E_STACK (from `node web/e2e/lib/stack.mjs`) is used as it is.
-const { info, stop } = process.env.E2E_STACK
-  ? { info: JSON.parse(process.env.E2E_STACK), stop: async () => {} }
-  : await startStack({ artifacts });
-const browser = await chromium.launch({
-  executablePath: process.env.E2E_CHROMIUM || '/usr/bin/chromium',
-  args: process.getuid?.() === 0 ? ['--no-sandbox'] : [],
-});
+const { info, stop, browser, api, newSession } = await openBench();
 
-/** @param {string} method @param {string} route @param {unknown} [body] */
-async function api(method, route, body) {
-  const res = await fetch(info.baseURL + route, {
-    method,
-    headers: { Authorization: `Bearer ${info.token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${method} ${route}: ${res.status} ${text}`);
-  return text ? JSON.parse(text) : null;
-}
 
-async function newSession(title) {
-  const root = path.join(info.home, 'projects');
-  await mkdir(root, { recursive: true });
-  return api('POST', '/api/sessions', { cwd: await mkdtemp(path.join(root, 'b-')), title });
-}
 
 /** A signed-in context; fresh (no cache, no service worker) each time. */
 async function context(viewport = { width: 1280, height: 800 }) {
@@ -322,19 +294,6 @@ async function measureFPS(url, id, selector) {
 function kb(n) { return `${(n / 1024).toFixed(1)} KB`; }
 function mb(n) { return `${(n / 1024 / 1024).toFixed(1)} MB`; }
 
-/** Replaces the section between the markers (appended when missing). */
-async function writeSection(md) {
-  const file = path.join(ROOT, 'BENCHMARKS.md');
-  const start = '<!-- bench:ui:start -->';
-  const end = '<!-- bench:ui:end -->';
-  let text = await readFile(file, 'utf8');
-  const block = `${start}\n${md}${end}`;
-  const i = text.indexOf(start);
-  const j = text.indexOf(end);
-  if (i >= 0 && j > i) text = text.slice(0, i) + block + text.slice(j + end.length);
-  else text = `${text.replace(/\n*$/, '\n')}\n${block}\n`;
-  await writeFile(file, text);
-}
 
 let failed = false;
 try {
@@ -384,7 +343,7 @@ Run ${when} UTC on ${cpu}, nproc ${os.cpus().length}, Chromium ${browser.version
 `;
   process.stdout.write(`${md}\n`);
   if (write) {
-    await writeSection(md);
+    await writeSection('ui', md);
     log('wrote the Browser UI section of BENCHMARKS.md');
   }
 } catch (err) {
