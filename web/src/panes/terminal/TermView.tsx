@@ -249,7 +249,9 @@ export function TermView({ id, label, cwd, active, ctrl, onHandle }: Props) {
         /* not laid out */
       }
       client.resize(term.rows, term.cols);
-      term.focus();
+      // Take the keyboard unless someone else has it: a dialog (the
+      // palette opened while the addons loaded) or a visible field.
+      if (!focusTakenElsewhere(box.current)) term.focus();
     });
   }, [active, extrasReady]);
 
@@ -297,4 +299,12 @@ export function TermView({ id, label, cwd, active, ctrl, onHandle }: Props) {
       <div class="term-screen" ref={box} />
     </div>
   );
+}
+
+/** Whether the focus is on something of the page's other than this terminal: a dialog, or a visible field. */
+export function focusTakenElsewhere(box: HTMLElement | null): boolean {
+  const a = document.activeElement as HTMLElement | null;
+  if (!a || a === document.body || box?.contains(a)) return false;
+  if (a.closest('[role="dialog"]')) return true;
+  return a.offsetParent !== null && a.matches("input, textarea, select, [contenteditable=''], [contenteditable='true']");
 }
