@@ -175,3 +175,34 @@ e2e('files: a conflict from a second tab is shown with both versions and resolve
   await diskIs(read, file, merged + 'after\n', 'a save after the merge');
   await context.close();
 });
+
+e2e('files: Back to another file with unsaved edits asks, and "no" keeps the edits', async () => {
+  const s = await createSession(uniqueTitle('e2e files back'));
+  await project(s.cwd);
+  const context = await signedInContext(browser);
+  const page = await context.newPage();
+  await page.goto(`/s/${s.session_id}/files?path=README.md`);
+  await waitText(page.getByRole('region', { name: 'Contents of README.md' }), /A project/);
+  await page.goto(`/s/${s.session_id}/files?path=${encodeURIComponent('src/main.go')}`);
+  await waitText(page.getByRole('region', { name: 'Contents of main.go' }), /needleMarker/);
+  await editAndType(page, 'main.go', '// not saved yet\n');
+  /** @type {string[]} */
+  const asked = [];
+  const dismiss = (/** @type {import('playwright-core').Dialog} */ d) => { asked.push(d.message()); void d.dismiss(); };
+  page.on('dialog', dismiss);
+  // Back in the app's own history (the pane's links push it).
+  await page.evaluate(() => history.pushState(null, '', location.pathname + '?path=README.md'));
+  await page.evaluate(() => dispatchEvent(new PopStateEvent('popstate')));
+  await until(async () => asked.length > 0, { timeoutMs: STEP_MS, what: 'the question about unsaved changes' });
+  assert.match(asked[0], /unsaved/i);
+  await until(async () => new URL(page.url()).searchParams.get('path') === 'src/main.go', { timeoutMs: STEP_MS, what: 'the URL of the file being edited, back' });
+  await waitText(editorOf(page, 'main.go'), /not saved yet/);
+  assert.equal(await page.getByRole('region', { name: 'Contents of README.md' }).count(), 0, 'README.md was not opened over the edits');
+  page.off('dialog', dismiss);
+  // Accepting drops the edits and opens the other file.
+  page.once('dialog', (d) => void d.accept());
+  await page.evaluate(() => history.pushState(null, '', location.pathname + '?path=README.md'));
+  await page.evaluate(() => dispatchEvent(new PopStateEvent('popstate')));
+  await waitText(page.getByRole('region', { name: 'Contents of README.md' }), /A project/);
+  await context.close();
+});

@@ -66,10 +66,29 @@ function Files({ sessionId, cwd, visible }: { sessionId: string; cwd: string; vi
   // The open file comes from the URL while the pane is shown (another pane's query is not ours).
   route.value; // re-render on navigation
   const lastSearch = useRef("");
-  if (visible) lastSearch.current = location.search;
+  const refused = useRef<string | null>(null);
+  const pathOf = (search: string) => {
+    const a = new URLSearchParams(search).get("path");
+    return a ? resolvePath(root, a) : null;
+  };
+  if (visible && location.search !== lastSearch.current && location.search !== refused.current) {
+    // Back/Forward (or a link from elsewhere) to another file while this
+    // one has unsaved edits: ask, and on "no" put the URL back.
+    if (dirty.current && pathOf(location.search) !== pathOf(lastSearch.current) && !confirm("Discard your unsaved changes?")) {
+      refused.current = location.search;
+      const keep = location.pathname + lastSearch.current;
+      queueMicrotask(() => {
+        navigate(keep);
+        refused.current = null;
+      });
+    } else {
+      if (pathOf(location.search) !== pathOf(lastSearch.current)) dirty.current = false;
+      lastSearch.current = location.search;
+      refused.current = null;
+    }
+  }
   const params = new URLSearchParams(lastSearch.current);
-  const asked = params.get("path");
-  const openPath = asked ? resolvePath(root, asked) : null;
+  const openPath = pathOf(lastSearch.current);
   const line = Number(params.get("line")) || null;
 
   useEffect(() => {
