@@ -7,8 +7,9 @@
 import { useSignal } from "@preact/signals";
 import { useEffect, useRef, useState } from "preact/hooks";
 import type { ApiError } from "../../lib/api";
-import { navigate, route, sessionInfo } from "../../state/app";
+import { navigate, route } from "../../state/app";
 import type { PaneProps } from "../../ui/Panes";
+import { SessionCwd } from "../../ui/SessionCwd";
 import { listDir } from "./api";
 import { FileView } from "./FileView";
 import { Search } from "./Search";
@@ -19,29 +20,11 @@ import { WebView } from "./WebView";
 import "./files.css";
 
 export default function FilesPane({ sessionId, visible }: PaneProps) {
-  const [cwd, setCwd] = useState<string | null>(null);
-  const [err, setErr] = useState<string | null>(null);
-  useEffect(() => {
-    if (!sessionId) return;
-    sessionInfo(sessionId).then(
-      (s) => setCwd(s.cwd),
-      (e) => setErr((e as ApiError).message),
-    );
-  }, [sessionId]);
-  if (!sessionId) return <p class="muted pad">Open a session first: the files pane shows its working directory.</p>;
-  if (err)
-    return (
-      <p class="ferr pad" role="alert">
-        {err}
-      </p>
-    );
-  if (!cwd)
-    return (
-      <p class="muted pad" role="status">
-        Loading the session…
-      </p>
-    );
-  return <Files sessionId={sessionId} cwd={cwd} visible={visible} />;
+  return (
+    <SessionCwd sessionId={sessionId} none="Open a session first: the files pane shows its working directory." errClass="ferr">
+      {(cwd) => <Files sessionId={sessionId!} cwd={cwd} visible={visible} />}
+    </SessionCwd>
+  );
 }
 
 function Files({ sessionId, cwd, visible }: { sessionId: string; cwd: string; visible: boolean }) {

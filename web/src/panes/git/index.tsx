@@ -5,42 +5,27 @@
 // message as it is. The pane reads again each time it is shown.
 
 import { useEffect, useState } from "preact/hooks";
-import type { ApiError } from "../../lib/api";
-import { sessionInfo } from "../../state/app";
 import type { PaneProps } from "../../ui/Panes";
+import { SessionCwd } from "../../ui/SessionCwd";
 import { Log } from "./Log";
 import { StatusView } from "./Status";
 import "./git.css";
 
 export default function GitPane({ sessionId, visible }: PaneProps) {
-  const [cwd, setCwd] = useState<string | null>(null);
-  const [err, setErr] = useState<string | null>(null);
+  return (
+    <SessionCwd sessionId={sessionId} none="Open a session first: the git pane shows its project's repository." errClass="gerr">
+      {(cwd) => <Git cwd={cwd} visible={visible} />}
+    </SessionCwd>
+  );
+}
+
+function Git({ cwd, visible }: { cwd: string; visible: boolean }) {
   const [tab, setTab] = useState<"status" | "log">("status");
   const [tick, setTick] = useState(0);
-  useEffect(() => {
-    if (!sessionId) return;
-    sessionInfo(sessionId).then(
-      (s) => setCwd(s.cwd),
-      (e) => setErr((e as ApiError).message),
-    );
-  }, [sessionId]);
   // Shown again: read again (the agent or a shell may have changed the repository meanwhile).
   useEffect(() => {
     if (visible) setTick((t) => t + 1);
   }, [visible]);
-  if (!sessionId) return <p class="muted pad">Open a session first: the git pane shows its project's repository.</p>;
-  if (err)
-    return (
-      <p class="gerr pad" role="alert">
-        {err}
-      </p>
-    );
-  if (!cwd)
-    return (
-      <p class="muted pad" role="status">
-        Loading the session…
-      </p>
-    );
   return (
     <div class="git" role="region" aria-label="Git">
       <div class="gbar">
