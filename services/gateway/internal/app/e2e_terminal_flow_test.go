@@ -3,9 +3,6 @@ package app
 import (
 	"encoding/json"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,21 +18,8 @@ import (
 // an offset the ring no longer holds gets the screen frame and its binary
 // frame, then live output.
 func TestTerminalFlowThroughGateway(t *testing.T) {
-	root := repoRoot(t)
-	bin := filepath.Join(t.TempDir(), "terminal")
-	build := exec.Command("go", "build", "-o", bin, "./services/terminal/cmd/terminal")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	prefix := "test:" + randomHex(6) + ":"
-	home := t.TempDir()
-	env := append(os.Environ(),
-		"SVC_CODE_HOME="+filepath.Join(home, "data"), "SVC_INTERNAL_SECRET="+testSecret, "SVC_INTERNAL_SECRET_FILE=",
-		"REDIS_URL="+redisURL(), "REDIS_PREFIX="+prefix, "LOG_FORMAT=json",
-		"TERMINAL_ADDR=127.0.0.1:0", "TERMINAL_SHELL=/bin/sh", "HOME="+home,
-		"TERMINAL_SCROLLBACK_KB=16", "TERMINAL_FLOW_HIGH=16", "TERMINAL_FLOW_LOW=4",
-	)
+	bin := buildTerminal(t)
+	prefix, env := terminalEnv(t, "TERMINAL_SCROLLBACK_KB=16", "TERMINAL_FLOW_HIGH=16", "TERMINAL_FLOW_LOW=4")
 	h := startTerminalHost(t, bin, "host-f", env)
 	g := startGateway(t, func(env map[string]string, _ *Config) {
 		env[EnvTerminalURL] = "http://" + h.addr

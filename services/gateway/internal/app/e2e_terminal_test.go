@@ -200,20 +200,8 @@ func processRunning(pid int) bool {
 // and that when a host dies (SIGKILL) its session is reported lost and
 // starts afresh on the other host once the dead host's heartbeat expires.
 func TestTerminalHostsBehindGateway(t *testing.T) {
-	root := repoRoot(t)
-	bin := filepath.Join(t.TempDir(), "terminal")
-	build := exec.Command("go", "build", "-o", bin, "./services/terminal/cmd/terminal")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	prefix := "test:" + randomHex(6) + ":"
-	home := t.TempDir()
-	env := append(os.Environ(),
-		"SVC_CODE_HOME="+filepath.Join(home, "data"), "SVC_INTERNAL_SECRET="+testSecret, "SVC_INTERNAL_SECRET_FILE=",
-		"REDIS_URL="+redisURL(), "REDIS_PREFIX="+prefix, "LOG_FORMAT=json",
-		"TERMINAL_ADDR=127.0.0.1:0", "TERMINAL_HOST_TTL=1500ms", "TERMINAL_SHELL=/bin/sh", "HOME="+home,
-	)
+	bin := buildTerminal(t)
+	prefix, env := terminalEnv(t, "TERMINAL_HOST_TTL=1500ms")
 	a := startTerminalHost(t, bin, "host-a", env)
 	b := startTerminalHost(t, bin, "host-b", env)
 
@@ -311,4 +299,30 @@ func TestTerminalHostsBehindGateway(t *testing.T) {
 	if id, _ := reg.SessionHost(ctx, "s2"); id != "host-a" {
 		t.Errorf("s2 is held by %q, want host-a", id)
 	}
+}
+
+// buildTerminal builds the terminal service's binary for a test.
+func buildTerminal(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "terminal")
+	build := exec.Command("go", "build", "-o", bin, "./services/terminal/cmd/terminal")
+	build.Dir = repoRoot(t)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// terminalEnv is a terminal host's environment for a test: a data home and
+// HOME of its own, the test's internal secret, Redis under a fresh prefix
+// (returned), any port, /bin/sh, and extra settings.
+func terminalEnv(t *testing.T, extra ...string) (prefix string, env []string) {
+	prefix = "test:" + randomHex(6) + ":"
+	home := t.TempDir()
+	env = append(os.Environ(),
+		"SVC_CODE_HOME="+filepath.Join(home, "data"), "SVC_INTERNAL_SECRET="+testSecret, "SVC_INTERNAL_SECRET_FILE=",
+		"REDIS_URL="+redisURL(), "REDIS_PREFIX="+prefix, "LOG_FORMAT=json",
+		"TERMINAL_ADDR=127.0.0.1:0", "TERMINAL_SHELL=/bin/sh", "HOME="+home,
+	)
+	return prefix, append(env, extra...)
 }
