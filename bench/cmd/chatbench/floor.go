@@ -86,12 +86,18 @@ func floorHandler(delay time.Duration, sessions int) http.Handler {
 func (s *floorSession) serve(ws *websocket.Conn) {
 	defer ws.Close()
 	nc := ws.NetConn()
-	if err := ws.WriteMessage(websocket.TextMessage, []byte(`{"type":"connected","session_id":"`+s.id+`"}`)); err != nil {
+	// Joined before connected goes out (under the lock a turn takes its
+	// sockets with): a client that prompts once it reads connected is sure
+	// to get the turn's frames, as from chat.
+	s.mu.Lock()
+	err := ws.WriteMessage(websocket.TextMessage, []byte(`{"type":"connected","session_id":"`+s.id+`"}`))
+	if err == nil {
+		s.conns = append(s.conns, nc)
+	}
+	s.mu.Unlock()
+	if err != nil {
 		return
 	}
-	s.mu.Lock()
-	s.conns = append(s.conns, nc)
-	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
 		for i, c := range s.conns {
