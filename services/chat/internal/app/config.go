@@ -80,6 +80,9 @@ type Config struct {
 	agentEnv []string
 	// newProvider, when set, makes the sessions' agent providers (tests).
 	newProvider func(agent.Options) agent.Provider
+	// afterRecover, when set, is called after every sweep for the turns
+	// of dead instances (tests).
+	afterRecover func()
 }
 
 // LoadConfig reads the configuration through getenv, reporting every

@@ -648,8 +648,13 @@ func TestFaultOtherHostsTurnClosedWhenItsHeartbeatStops(t *testing.T) {
 	w := record(t, c, url.Values{"session": {id}, "after_line": {"1"}})
 	w.waitFor("connected", 10*time.Second, func(fs []frame, _ error) bool { return len(fs) > 0 })
 
-	// While it beats: four looks (CHAT_OWNER_TTL apart), nothing closed.
-	time.Sleep(4 * 600 * time.Millisecond)
+	// While it beats: four more sweeps (CHAT_OWNER_TTL apart), nothing closed.
+	from := c.sweeps.Load()
+	for deadline := time.Now().Add(10 * time.Second); c.sweeps.Load() < from+4; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d sweeps in 10s while the turn's instance beats, want 4", c.sweeps.Load()-from)
+		}
+	}
 	if n := len(wholeLog(t, c, id)); n != 1 {
 		t.Fatalf("the log has %d lines while the turn's instance beats, want 1", n)
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -64,6 +65,8 @@ type chat struct {
 	dbURL string
 	// stop ends Run and waits for it (also done when the test ends).
 	stop func()
+	// sweeps counts the instance's sweeps for the turns of dead instances.
+	sweeps *atomic.Int64
 }
 
 // startChat runs Run in-process on 127.0.0.1:0 against a PostgreSQL schema
@@ -117,6 +120,8 @@ func startInstance(t *testing.T, dbURL string, extra map[string]string, lookPath
 	cfg.lookPath = lookPath
 	cfg.agentEnv = agentEnv
 	cfg.newProvider = newProvider
+	sweeps := new(atomic.Int64)
+	cfg.afterRecover = func() { sweeps.Add(1) }
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	log := slog.New(slog.NewTextHandler(t.Output(), nil))
@@ -136,7 +141,7 @@ func startInstance(t *testing.T, dbURL string, extra map[string]string, lookPath
 		})
 	}
 	t.Cleanup(stop)
-	c := &chat{t: t, base: "http://" + ln.Addr().String(), addr: ln.Addr().String(), stop: stop}
+	c := &chat{t: t, base: "http://" + ln.Addr().String(), addr: ln.Addr().String(), stop: stop, sweeps: sweeps}
 	// Until Run serves, this request waits in the listen backlog; if Run
 	// fails first, it closes the listener and the request fails at once.
 	if got := c.do(http.MethodGet, svchttp.HealthPath(Service), ""); got.status != http.StatusOK {

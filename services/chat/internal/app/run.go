@@ -84,6 +84,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		Store: st, LookPath: cfg.lookPath, Env: cfg.agentEnv, Log: log,
 		NewProvider: cfg.newProvider, Redis: rdb, TurnStream: redisx.Keys{Prefix: cfg.RedisPrefix}.Key("turns"),
 		Prefix: cfg.RedisPrefix, OwnerTTL: cfg.OwnerTTL, Heartbeat: cfg.Heartbeat, Secret: secret,
+		AfterRecover: cfg.afterRecover,
 	})
 	// Turns a dead predecessor left running are closed before the first
 	// client is served, so that its connected tells the truth.

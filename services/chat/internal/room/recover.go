@@ -196,6 +196,9 @@ func (m *Manager) closeLater(session, turn string) {
 func (m *Manager) RecoverTurns(ctx context.Context) {
 	m.recoverMu.Lock()
 	defer m.recoverMu.Unlock()
+	if m.cfg.AfterRecover != nil {
+		defer m.cfg.AfterRecover()
+	}
 	ctx, cancel := context.WithTimeout(ctx, recoverTimeout)
 	defer cancel()
 	m.releaseDeadClaims(ctx)

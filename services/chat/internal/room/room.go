@@ -102,6 +102,9 @@ type Config struct {
 	// broadcast, then again every Heartbeat until the agent speaks or the
 	// turn ends. 0 means DefaultHeartbeat.
 	Heartbeat time.Duration
+	// AfterRecover, when set, is called at the end of every RecoverTurns
+	// (tests count the sweeps instead of waiting for a time to pass).
+	AfterRecover func()
 }
 
 // DefaultHeartbeat is Config.Heartbeat's default.
