@@ -77,11 +77,11 @@ func (f *Finder) FSOps() int64 { return f.fsOps.Load() }
 // head is what the listing reads from the start of a file.
 type head struct {
 	// prefix is the file's first bytes (up to prefixBytes).
-	prefix []byte
-	size   int64
-	mtime  time.Time
-	project  string
-	title    string
+	prefix  []byte
+	size    int64
+	mtime   time.Time
+	project string
+	title   string
 	// done: both found, or the head bound reached: appending to the file
 	// cannot change them.
 	done bool
