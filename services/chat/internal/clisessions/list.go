@@ -393,9 +393,28 @@ func (h *head) scan(provider string, line []byte) {
 	}
 	if h.title == "" && obj["type"] == "user" {
 		if text, _, ok := claudePrompt(obj); ok {
-			h.title = Title(text)
+			h.title = Title(commandTitle(text))
 		}
 	}
+}
+
+var (
+	commandName = regexp.MustCompile(`<command-name>([^<]*)</command-name>`)
+	commandArgs = regexp.MustCompile(`<command-args>([^<]*)</command-args>`)
+)
+
+// commandTitle shows a slash command Claude Code recorded as its markup
+// (<command-name>/init</command-name><command-args>…) as "/init …".
+func commandTitle(text string) string {
+	m := commandName.FindStringSubmatch(text)
+	if m == nil {
+		return text
+	}
+	t := m[1]
+	if a := commandArgs.FindStringSubmatch(text); a != nil && strings.TrimSpace(a[1]) != "" {
+		t += " " + a[1]
+	}
+	return t
 }
 
 func promptTitle(payload json.RawMessage) string {

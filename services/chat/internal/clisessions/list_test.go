@@ -97,15 +97,13 @@ func TestListSortsTitlesAndProjects(t *testing.T) {
 	for _, e := range page {
 		got = append(got, e.Provider+" "+e.Project+" "+e.Title)
 	}
-	wantTitle := strings.TrimSpace(strings.Repeat("word ", 24)) // cut at 119 characters, then …
 	want := []string{
-		"claude /home/me/b " + wantTitle[:119-len("")] + "…",
+		"claude /home/me/b " + strings.Repeat("word ", 23) + "word…", // 119 characters and the ellipsis
 		"codex /home/me/c add tests",
 		"claude /home/me/a fix the bug",
 	}
-	_ = want
-	if got[1] != want[1] || got[2] != want[2] || !strings.HasPrefix(got[0], "claude /home/me/b word word") {
-		t.Errorf("listing:\n%s", strings.Join(got, "\n"))
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("listing:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	if n := len([]rune(page[0].Title)); n > MaxTitle || !strings.HasSuffix(page[0].Title, "…") {
 		t.Errorf("long title %q (%d characters)", page[0].Title, n)
@@ -198,6 +196,18 @@ func TestFindRefusesBadIDsWithoutTouchingTheDisk(t *testing.T) {
 	}
 	if _, err := (&Finder{Roots: Roots{Claude: filepath.Join(r.Claude, "missing")}}).List(""); err != nil {
 		t.Errorf("missing roots: %v", err)
+	}
+}
+
+func TestTitleOfACommand(t *testing.T) {
+	for in, want := range map[string]string{
+		"<command-message>init is analyzing your codebase…</command-message>\n<command-name>/init</command-name>": "/init",
+		"<command-name>/review</command-name>\n<command-args>PR 12</command-args>":                                "/review PR 12",
+		"plain <b>text</b>": "plain <b>text</b>",
+	} {
+		if got := Title(commandTitle(in)); got != want {
+			t.Errorf("%q: %q, want %q", in, got, want)
+		}
 	}
 }
 
