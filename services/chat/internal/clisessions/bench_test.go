@@ -3,7 +3,10 @@ package clisessions
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/svc-code/svc-code/libs/protocol"
@@ -95,4 +98,57 @@ func BenchmarkOpen100MB(b *testing.B) {
 		}
 		b.ReportMetric(float64(size), "read-B/op")
 	})
+}
+
+// BenchmarkList2000 lists 2000 sessions (1000 of each CLI, 20 KB each, the
+// prompt after 10 KB of bookkeeping records) as GET /api/cli-sessions does:
+// cold (a new Finder: every head read) and warm (the heads cached; the
+// directories walked and every file stat'ed again).
+//
+// Run: go test -run '^$' -bench List2000 -benchtime 20x ./internal/clisessions/
+func BenchmarkList2000(b *testing.B) {
+	dir := b.TempDir()
+	r := Roots{Claude: filepath.Join(dir, "projects"), Codex: filepath.Join(dir, "sessions")}
+	meta := strings.Repeat(`{"type":"attachment","attachment":{"type":"date","date":"2026-11-27"}}`+"\n", 140)
+	tail := strings.Repeat(`{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"ok"}]}}`+"\n", 100)
+	for i := range 1000 {
+		id := fmt.Sprintf("%08x-aaaa-4aaa-8aaa-%012x", i, i)
+		writeBench(b, filepath.Join(r.Claude, fmt.Sprintf("-home-me-p%d", i%50), id+".jsonl"),
+			meta+claudePromptLine(fmt.Sprintf("/home/me/p%d", i%50), fmt.Sprintf("prompt %d", i))+tail)
+		writeBench(b, filepath.Join(r.Codex, "2026", "11", fmt.Sprintf("%02d", i%28+1), "rollout-2026-11-27T05-30-31-"+id+".jsonl"),
+			codexMetaLine(id, "/home/me/x")+meta+codexPromptLine(fmt.Sprintf("prompt %d", i))+tail)
+	}
+	list := func(b *testing.B, f *Finder) {
+		all, err := f.List("")
+		if err != nil {
+			b.Fatal(err)
+		}
+		page, total := Select(all, Query{Limit: 50})
+		if total != 2000 || len(page) != 50 || page[0].Title == "" {
+			b.Fatalf("%d %d %+v", total, len(page), page[0])
+		}
+	}
+	b.Run("cold", func(b *testing.B) {
+		for range b.N {
+			list(b, &Finder{Roots: r})
+		}
+	})
+	b.Run("warm", func(b *testing.B) {
+		f := &Finder{Roots: r}
+		list(b, f)
+		b.ResetTimer()
+		for range b.N {
+			list(b, f)
+		}
+	})
+}
+
+func writeBench(b *testing.B, path, content string) {
+	b.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		b.Fatal(err)
+	}
 }

@@ -365,10 +365,32 @@ func readHead(provider, path string) head {
 	}
 }
 
-// scan takes the project and title from one line of a file's head.
+// scan takes the project and title from one line of a file's head. Lines
+// that cannot hold what is missing are skipped before decoding (a head is
+// mostly the CLIs' bookkeeping).
 func (h *head) scan(provider string, line []byte) {
 	trimmed := bytes.TrimSpace(line)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return
+	}
+	if h.project == "" {
+		var rec struct {
+			Type    string `json:"type"`
+			Cwd     string `json:"cwd"`
+			Payload struct {
+				Cwd string `json:"cwd"`
+			} `json:"payload"`
+		}
+		if bytes.Contains(trimmed, []byte(`"cwd"`)) && json.Unmarshal(trimmed, &rec) == nil {
+			switch {
+			case provider == protocol.CLIProviderCodex && (rec.Type == "session_meta" || rec.Type == "turn_context"):
+				h.project = rec.Payload.Cwd
+			case provider == protocol.CLIProviderClaude:
+				h.project = rec.Cwd
+			}
+		}
+	}
+	if h.title != "" || !bytes.Contains(trimmed, []byte(`"user"`)) {
 		return
 	}
 	var obj map[string]any
@@ -376,22 +398,12 @@ func (h *head) scan(provider string, line []byte) {
 		return
 	}
 	if provider == protocol.CLIProviderCodex {
-		if h.project == "" {
-			if t, _ := obj["type"].(string); t == "session_meta" || t == "turn_context" {
-				h.project, _ = payloadString(obj, "cwd")
-			}
-		}
-		if h.title == "" {
-			if r := convertCodex(trimmed, obj, time.Time{}, ""); r.Kind == "user_prompt" {
-				h.title = promptTitle(r.Payload)
-			}
+		if r := convertCodex(trimmed, obj, time.Time{}, ""); r.Kind == "user_prompt" {
+			h.title = promptTitle(r.Payload)
 		}
 		return
 	}
-	if h.project == "" {
-		h.project, _ = obj["cwd"].(string)
-	}
-	if h.title == "" && obj["type"] == "user" {
+	if obj["type"] == "user" {
 		if text, _, ok := claudePrompt(obj); ok {
 			h.title = Title(commandTitle(text))
 		}
