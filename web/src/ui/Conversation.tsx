@@ -19,6 +19,8 @@ import { Composer, type ExecResult } from "./Composer";
 import { journalEdits } from "../lib/journal";
 import { TurnJournal } from "./TurnChips";
 import { PermissionCard } from "./Permission";
+import { AwayWatch } from "../state/away";
+import { AwaySummaryView } from "./AwaySummary";
 
 /** Pages (of 50 blocks) rendered at first; earlier ones come on demand. */
 const FIRST_PAGES = 2;
@@ -79,6 +81,10 @@ function Conversation({ live }: { live: LiveSession }) {
   });
   useEffect(() => () => turns.cancel(), [turns]);
 
+  // The turns that ended while this browser did not show the session.
+  const away = useMemo(() => new AwayWatch(live.id, s, live.loading), [live]);
+  useEffect(() => away.start(), [away]);
+
   const actions: BlockActions = useMemo(
     () => ({
       turns,
@@ -117,6 +123,7 @@ function Conversation({ live }: { live: LiveSession }) {
           </button>
         </div>
       )}
+      <AwaySummaryView watch={away} sessionId={live.id} />
       <Transcript live={live} actions={actions} />
       <div class="dock">
         <Heartbeat live={live} />
