@@ -400,6 +400,140 @@ export type ChatClientMessage = UserMessage | PingMessage | StopMessage | ClearS
   | SendNowMessage;
 
 //////////
+// source: cli.go
+
+/**
+ * The providers of the CLI session routes (their {provider} path segment).
+ */
+export const CLIProviderClaude = "claude";
+/**
+ * The providers of the CLI session routes (their {provider} path segment).
+ */
+export const CLIProviderCodex = "codex";
+/**
+ * CLISession is one transcript file of a CLI.
+ */
+export interface CLISession {
+  provider: 'claude' | 'codex';
+  id: string;
+  /**
+   * Project is the directory the CLI ran in ("" when the file's head
+   * does not say).
+   */
+  project: string;
+  /**
+   * Title is the first user prompt, on one line, at most 120 characters;
+   * "" when there is none yet.
+   */
+  title: string;
+  last_activity: string /* RFC 3339 */;
+  size: number /* int64 */;
+  /**
+   * SvcSessionID is the svc-code session that runs this CLI session
+   * (its provider session or thread id is this id), if any.
+   */
+  svc_session_id?: string;
+  /**
+   * File is the path relative to the provider's root (only on GET
+   * /api/cli-sessions/{provider}/{id}).
+   */
+  file?: string;
+}
+/**
+ * CLISessionList is GET /api/cli-sessions.
+ */
+export interface CLISessionList {
+  sessions: CLISession[];
+  total: number /* int */;
+}
+/**
+ * CLIMessages is GET /api/cli-sessions/{provider}/{id}/messages: the
+ * records of the byte range [Start, End) of the file, one LogMessage each
+ * (sid "<id>:<line>", line the record's line in the file).
+ */
+export interface CLIMessages {
+  messages: LogMessage[];
+  start: number /* int64 */;
+  end: number /* int64 */;
+  size: number /* int64 */;
+  has_more_before: boolean;
+}
+/**
+ * CLIContinueRequest is POST /api/cli-sessions/{provider}/{id}/continue.
+ */
+export interface CLIContinueRequest {
+  title?: string;
+}
+/**
+ * CLIContinueResponse is its answer: the svc-code session (201 when it is
+ * new; 200 with Existing when an svc-code session already runs this CLI
+ * session) and the CLI session it continues.
+ */
+export interface CLIContinueResponse {
+  session: Session;
+  cli_session: CLISession;
+  existing?: boolean;
+}
+/**
+ * The payload types of CLI transcript lines that are not agent messages.
+ */
+export const PayloadRawRecord = "raw_record";
+/**
+ * The payload types of CLI transcript lines that are not agent messages.
+ */
+export const PayloadCLIMeta = "cli_meta";
+/**
+ * The payload types of CLI transcript lines that are not agent messages.
+ */
+export const PayloadParseError = "parse_error";
+/**
+ * CLIRawRecord is the payload (kind "agent") of a record the converter
+ * does not know (or a line that is JSON but not an object): the value as
+ * written. Nothing is dropped.
+ */
+export interface CLIRawRecord {
+  type: 'raw_record';
+  record: unknown;
+}
+/**
+ * CLIMetaRecord is the payload (kind "agent") of a record the converter
+ * knows carries nothing to show in a conversation: the CLI's bookkeeping
+ * (Claude Code's attachments, API request shapes, queue operations; Codex's
+ * turn settings, token counts) or a copy of what another record of the
+ * file shows (Codex writes prompts, answers and tool calls twice). The
+ * record is kept as written.
+ */
+export interface CLIMetaRecord {
+  type: 'cli_meta';
+  /**
+   * RecordType is the record's type ("attachment", "event_msg/token_count").
+   */
+  record_type: string;
+  record: unknown;
+}
+/**
+ * CLIParseError is the payload (kind "notice") of a line that is not JSON.
+ * Role, Level and Content make it a StoredNotice too, so that it shows as
+ * one.
+ */
+export interface CLIParseError {
+  type: 'parse_error';
+  role: 'notice';
+  level: 'warning';
+  content: string;
+  /**
+   * File is the path relative to the provider's root.
+   */
+  file: string;
+  line: number /* int64 */;
+  error: string;
+  /**
+   * Text is the start of the line (at most 200 bytes).
+   */
+  text: string;
+}
+
+//////////
 // source: events.go
 
 /**

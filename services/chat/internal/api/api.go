@@ -2,7 +2,8 @@
 // on the service's fiber app: session create, list, read, rename, delete,
 // fork, provider and permission-mode changes, the session logs, the
 // provider catalog and the provider settings (path, credentials, models and
-// prices, defaults, the default provider). Handlers validate their
+// prices, defaults, the default provider), and the CLI sessions (Claude
+// Code's and Codex's transcripts on disk: list, read, continue). Handlers validate their
 // input, answer problems with *protocol.Error (the error envelope) and keep
 // state in internal/store; what lives with a running agent process is asked
 // of a Runtime.
@@ -18,6 +19,7 @@ import (
 
 	"github.com/svc-code/svc-code/libs/protocol"
 	"github.com/svc-code/svc-code/services/chat/internal/agent"
+	"github.com/svc-code/svc-code/services/chat/internal/clisessions"
 	"github.com/svc-code/svc-code/services/chat/internal/store"
 )
 
@@ -86,6 +88,10 @@ type Deps struct {
 	// LookPath finds a provider's default program; nil means exec.LookPath.
 	LookPath func(file string) (string, error)
 	Log      *slog.Logger
+	// CLI and CLIReader serve the CLI session routes; a nil CLI finds
+	// nothing.
+	CLI       *clisessions.Finder
+	CLIReader *clisessions.Reader
 }
 
 type server struct{ Deps }
@@ -97,6 +103,12 @@ func Register(app *fiber.App, d Deps) {
 	}
 	if d.LookPath == nil {
 		d.LookPath = exec.LookPath
+	}
+	if d.CLI == nil {
+		d.CLI = &clisessions.Finder{}
+	}
+	if d.CLIReader == nil {
+		d.CLIReader = &clisessions.Reader{}
 	}
 	s := &server{d}
 	app.Post("/api/sessions", s.createSession)
@@ -125,6 +137,7 @@ func Register(app *fiber.App, d Deps) {
 	app.Put("/api/app/provider-defaults/:name", s.putProviderDefaults)
 	app.Get("/api/app/default-provider", s.getDefaultProvider)
 	app.Put("/api/app/default-provider", s.putDefaultProvider)
+	s.registerCLI(app)
 }
 
 func badRequest(format string, args ...any) error {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"path/filepath"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/svc-code/svc-code/services/chat/internal/api"
 	"github.com/svc-code/svc-code/services/chat/internal/catalog"
 	"github.com/svc-code/svc-code/services/chat/internal/chatws"
+	"github.com/svc-code/svc-code/services/chat/internal/clisessions"
 	"github.com/svc-code/svc-code/services/chat/internal/events"
 	"github.com/svc-code/svc-code/services/chat/internal/room"
 	"github.com/svc-code/svc-code/services/chat/internal/store"
@@ -93,6 +95,11 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		Runtime:  rooms,
 		LookPath: cfg.lookPath,
 		Log:      log,
+		CLI: &clisessions.Finder{Roots: clisessions.Roots{
+			Claude: filepath.Join(cfg.Files.Catalog.Claude, "projects"),
+			Codex:  filepath.Join(cfg.Files.Catalog.Codex, "sessions"),
+		}},
+		CLIReader: &clisessions.Reader{},
 	})
 	workspace.Register(app, workspace.Deps{DB: db, Log: log, Changed: rooms.SessionChanged, ConfigChanged: func(ctx context.Context) error {
 		return confignotice.Publish(ctx, rdb, redisx.Keys{Prefix: cfg.RedisPrefix})

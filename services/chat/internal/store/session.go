@@ -42,6 +42,9 @@ type NewSession struct {
 	Title          string
 	PermissionMode string // "" means "default"
 	Model          string
+	// ProviderSessionID, when set, is the agent conversation the session's
+	// first turn resumes (a CLI session continued here).
+	ProviderSessionID string
 }
 
 const sessionColumns = `id, title, cwd, provider, provider_locked, permission_mode, model, archived,
@@ -61,9 +64,9 @@ func (s *Store) Create(ctx context.Context, n NewSession) (Session, error) {
 	if n.PermissionMode == "" {
 		n.PermissionMode = "default"
 	}
-	row := s.db.QueryRow(ctx, `INSERT INTO sessions (id, title, cwd, provider, permission_mode, model)
-		VALUES ($1, $2, $3, $4, $5, $6) RETURNING `+sessionColumns,
-		NewID(), n.Title, n.Cwd, n.Provider, n.PermissionMode, n.Model)
+	row := s.db.QueryRow(ctx, `INSERT INTO sessions (id, title, cwd, provider, permission_mode, model, provider_session_id)
+		VALUES ($1, $2, $3, $4, $5, $6, nullif($7, '')) RETURNING `+sessionColumns,
+		NewID(), n.Title, n.Cwd, n.Provider, n.PermissionMode, n.Model, n.ProviderSessionID)
 	sess, err := scanSession(row)
 	if err != nil {
 		return Session{}, fmt.Errorf("create session: %w", err)

@@ -52,6 +52,7 @@ var Table = []Entry{
 	{"/api/skills", Chat},
 	{"/api/upload-image", Chat},
 	{"/api/upload-file", Chat},
+	{"/api/cli-sessions", Chat},
 
 	{"/ws/terminal", Terminal},
 	{"/api/terminals", Terminal},

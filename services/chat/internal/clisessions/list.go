@@ -1,0 +1,437 @@
+// Package clisessions reads the sessions Claude Code and Codex keep on disk
+// when a user runs them in a plain terminal: Claude Code's
+// <claude dir>/projects/<project>/<session id>.jsonl and Codex's
+// <codex home>/sessions/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl.
+//
+// Finder lists them (project, title from the first prompt, last activity,
+// size; the head of each file read once, bounded, and cached by path,
+// inode, size and modification time) and finds one by id; Reader pages
+// through a file backwards from its end and follows what is appended,
+// converting each line (Convert) into the lines a session's log holds.
+// Nothing here writes to the CLIs' directories.
+package clisessions
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/svc-code/svc-code/libs/protocol"
+)
+
+// Errors of Finder and Reader.
+var (
+	ErrBadID       = errors.New("bad session id")
+	ErrBadProvider = errors.New("unknown provider")
+	ErrNotFound    = errors.New("no such CLI session")
+	ErrChanged     = errors.New("the file changed: it shrank or was replaced")
+	ErrBadOffset   = errors.New("offset past the end of the file")
+)
+
+// Bounds of the head read for the listing.
+const (
+	// HeadBytes is how much of a file's start the listing reads for its
+	// project and title.
+	HeadBytes = 1 << 20
+	// MaxTitle is the longest title, in characters.
+	MaxTitle = 120
+)
+
+// Roots are the CLIs' directories.
+type Roots struct {
+	// Claude is Claude Code's projects directory (<claude dir>/projects).
+	Claude string
+	// Codex is Codex's sessions directory (<codex home>/sessions).
+	Codex string
+}
+
+// Finder lists and finds the CLI sessions under Roots. It is safe for
+// concurrent use.
+type Finder struct {
+	Roots Roots
+
+	mu    sync.Mutex
+	heads map[string]head   // by path
+	codex map[string]string // Codex thread id → path, from the last walk
+}
+
+// head is what the listing reads from the start of a file.
+type head struct {
+	ino, dev uint64
+	size     int64
+	mtime    time.Time
+	project  string
+	title    string
+	// done: both found, or the head bound reached: appending to the file
+	// cannot change them.
+	done bool
+}
+
+// Entry is one session file.
+type Entry struct {
+	Provider string
+	ID       string
+	Path     string // absolute
+	File     string // relative to the provider's root
+	Project  string
+	Title    string
+	Size     int64
+	ModTime  time.Time
+}
+
+// Session is e as the API gives it.
+func (e Entry) Session() protocol.CLISession {
+	return protocol.CLISession{
+		Provider: e.Provider, ID: e.ID, Project: e.Project, Title: e.Title,
+		LastActivity: e.ModTime.UTC(), Size: e.Size,
+	}
+}
+
+var idRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$`)
+
+// ValidID reports whether id can name a session: letters, digits, '-' and
+// '_' (no '.', '/', NUL: nothing that could leave a root).
+func ValidID(id string) bool { return idRe.MatchString(id) }
+
+// ValidProvider reports whether p is claude or codex.
+func ValidProvider(p string) bool {
+	return p == protocol.CLIProviderClaude || p == protocol.CLIProviderCodex
+}
+
+func (f *Finder) root(provider string) string {
+	if provider == protocol.CLIProviderCodex {
+		return f.Roots.Codex
+	}
+	return f.Roots.Claude
+}
+
+// codexID is the thread id at the end of a rollout file's name.
+var codexID = regexp.MustCompile(`([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.jsonl$`)
+
+// List returns every session file of provider ("" for both), unsorted,
+// with project and title.
+func (f *Finder) List(provider string) ([]Entry, error) {
+	var out []Entry
+	for _, p := range []string{protocol.CLIProviderClaude, protocol.CLIProviderCodex} {
+		if provider != "" && provider != p {
+			continue
+		}
+		files, err := f.walk(p)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range files {
+			out = append(out, f.withHead(e))
+		}
+	}
+	return out, nil
+}
+
+// walk lists provider's files, without reading them: regular files only
+// (a symbolic link is not followed), at the depth the CLI writes them.
+func (f *Finder) walk(provider string) ([]Entry, error) {
+	root := f.root(provider)
+	if root == "" {
+		return nil, nil
+	}
+	var out []Entry
+	add := func(path, id string, info fs.FileInfo) {
+		rel, _ := filepath.Rel(root, path)
+		out = append(out, Entry{Provider: provider, ID: id, Path: path, File: rel, Size: info.Size(), ModTime: info.ModTime()})
+	}
+	if provider == protocol.CLIProviderClaude {
+		projects, err := os.ReadDir(root)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range projects {
+			if !p.IsDir() {
+				continue
+			}
+			dir := filepath.Join(root, p.Name())
+			files, err := os.ReadDir(dir)
+			if err != nil {
+				continue // gone, or not readable: not a session
+			}
+			for _, e := range files {
+				id, ok := strings.CutSuffix(e.Name(), ".jsonl")
+				if !ok || !e.Type().IsRegular() || !ValidID(id) {
+					continue
+				}
+				if info, err := e.Info(); err == nil {
+					add(filepath.Join(dir, e.Name()), id, info)
+				}
+			}
+		}
+		return out, nil
+	}
+	ids := map[string]string{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if path == root && errors.Is(err, fs.ErrNotExist) {
+				return fs.SkipAll
+			}
+			return nil // an unreadable directory: skip it
+		}
+		if d.IsDir() {
+			if rel, _ := filepath.Rel(root, path); rel != "." && strings.Count(rel, string(filepath.Separator)) >= 3 {
+				return fs.SkipDir // deeper than YYYY/MM/DD
+			}
+			return nil
+		}
+		m := codexID.FindStringSubmatch(d.Name())
+		if m == nil || !d.Type().IsRegular() {
+			return nil
+		}
+		if info, err := d.Info(); err == nil {
+			add(path, m[1], info)
+			ids[m[1]] = path
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	f.codex = ids
+	f.mu.Unlock()
+	return out, nil
+}
+
+// Find returns the session id of provider.
+func (f *Finder) Find(provider, id string) (Entry, error) {
+	if !ValidProvider(provider) {
+		return Entry{}, ErrBadProvider
+	}
+	if !ValidID(id) {
+		return Entry{}, ErrBadID
+	}
+	root := f.root(provider)
+	if root == "" {
+		return Entry{}, ErrNotFound
+	}
+	if provider == protocol.CLIProviderClaude {
+		projects, err := os.ReadDir(root)
+		if err != nil {
+			return Entry{}, ErrNotFound
+		}
+		for _, p := range projects {
+			if !p.IsDir() {
+				continue
+			}
+			if e, ok := f.entryAt(provider, id, filepath.Join(root, p.Name(), id+".jsonl")); ok {
+				return e, nil
+			}
+		}
+		return Entry{}, ErrNotFound
+	}
+	f.mu.Lock()
+	path := f.codex[id]
+	f.mu.Unlock()
+	if path != "" {
+		if e, ok := f.entryAt(provider, id, path); ok {
+			return e, nil
+		}
+	}
+	if _, err := f.walk(provider); err != nil {
+		return Entry{}, err
+	}
+	f.mu.Lock()
+	path = f.codex[id]
+	f.mu.Unlock()
+	if e, ok := f.entryAt(provider, id, path); ok {
+		return e, nil
+	}
+	return Entry{}, ErrNotFound
+}
+
+// entryAt is the entry of the regular file at path, with its head.
+func (f *Finder) entryAt(provider, id, path string) (Entry, bool) {
+	if path == "" {
+		return Entry{}, false
+	}
+	info, err := os.Lstat(path)
+	if err != nil || !info.Mode().IsRegular() {
+		return Entry{}, false
+	}
+	rel, _ := filepath.Rel(f.root(provider), path)
+	return f.withHead(Entry{Provider: provider, ID: id, Path: path, File: rel, Size: info.Size(), ModTime: info.ModTime()}), true
+}
+
+// withHead fills e's project and title from the cache, reading the file's
+// head when the cache has nothing for this file, or something that a
+// change of the file can have changed.
+func (f *Finder) withHead(e Entry) Entry {
+	f.mu.Lock()
+	h, ok := f.heads[e.Path]
+	f.mu.Unlock()
+	fresh := ok && h.size == e.Size && h.mtime.Equal(e.ModTime)
+	if ok && !fresh && h.done && e.Size >= h.size {
+		// Appended to (or touched): its head is the same if the file is.
+		if ino, dev, err := fileID(e.Path); err == nil && ino == h.ino && dev == h.dev {
+			fresh = true
+		}
+	}
+	if !fresh {
+		h = readHead(e.Provider, e.Path)
+		h.size, h.mtime = e.Size, e.ModTime
+		f.mu.Lock()
+		if f.heads == nil {
+			f.heads = map[string]head{}
+		}
+		if len(f.heads) > 100_000 {
+			clear(f.heads)
+		}
+		f.heads[e.Path] = h
+		f.mu.Unlock()
+	}
+	e.Project, e.Title = h.project, h.title
+	return e
+}
+
+func fileID(path string) (ino, dev uint64, err error) {
+	info, err := os.Lstat(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		return st.Ino, uint64(st.Dev), nil //nolint:unconvert // Dev's type differs by platform
+	}
+	return 0, 0, nil
+}
+
+// readHead reads up to HeadBytes of the file's start for its project and
+// title.
+func readHead(provider, path string) head {
+	var h head
+	file, err := os.Open(path)
+	if err != nil {
+		return h
+	}
+	defer file.Close()
+	if info, err := file.Stat(); err == nil {
+		if st, ok := info.Sys().(*syscall.Stat_t); ok {
+			h.ino, h.dev = st.Ino, uint64(st.Dev) //nolint:unconvert // Dev's type differs by platform
+		}
+	}
+	r := bufio.NewReaderSize(io.LimitReader(file, HeadBytes), 64<<10)
+	var read int
+	for {
+		line, err := r.ReadBytes('\n')
+		read += len(line)
+		if err != nil {
+			// The bound, or the end of the file (a last line without its
+			// newline is still being written): only at the bound can
+			// nothing more come.
+			h.done = read >= HeadBytes
+			return h
+		}
+		h.scan(provider, line)
+		if h.project != "" && h.title != "" {
+			h.done = true
+			return h
+		}
+	}
+}
+
+// scan takes the project and title from one line of a file's head.
+func (h *head) scan(provider string, line []byte) {
+	trimmed := bytes.TrimSpace(line)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return
+	}
+	var obj map[string]any
+	if json.Unmarshal(trimmed, &obj) != nil {
+		return
+	}
+	if provider == protocol.CLIProviderCodex {
+		if h.project == "" {
+			if t, _ := obj["type"].(string); t == "session_meta" || t == "turn_context" {
+				h.project, _ = payloadString(obj, "cwd")
+			}
+		}
+		if h.title == "" {
+			if r := convertCodex(trimmed, obj, time.Time{}, ""); r.Kind == "user_prompt" {
+				h.title = promptTitle(r.Payload)
+			}
+		}
+		return
+	}
+	if h.project == "" {
+		h.project, _ = obj["cwd"].(string)
+	}
+	if h.title == "" && obj["type"] == "user" {
+		if text, _, ok := claudePrompt(obj); ok {
+			h.title = Title(text)
+		}
+	}
+}
+
+func promptTitle(payload json.RawMessage) string {
+	var p protocol.StoredPrompt
+	_ = json.Unmarshal(payload, &p)
+	return Title(p.Content)
+}
+
+// Title is text on one line, spaces collapsed, at most MaxTitle
+// characters (cut with "…").
+func Title(text string) string {
+	fields := strings.FieldsFunc(text, unicode.IsSpace)
+	s := strings.Join(fields, " ")
+	if utf8.RuneCountInString(s) <= MaxTitle {
+		return s
+	}
+	r := []rune(s)
+	return strings.TrimSpace(string(r[:MaxTitle-1])) + "…"
+}
+
+// Query filters and pages a listing.
+type Query struct {
+	Provider string
+	Text     string // matched, case-insensitively, in title, project and id
+	Limit    int
+	Offset   int
+}
+
+// Select sorts entries by last activity, newest first, and returns the page q
+// asks for and how many matched.
+func Select(entries []Entry, q Query) ([]Entry, int) {
+	if q.Text != "" {
+		needle := strings.ToLower(q.Text)
+		entries = slices.DeleteFunc(entries, func(e Entry) bool {
+			return !strings.Contains(strings.ToLower(e.Title), needle) &&
+				!strings.Contains(strings.ToLower(e.Project), needle) && !strings.Contains(e.ID, needle)
+		})
+	}
+	slices.SortFunc(entries, func(a, b Entry) int {
+		if c := b.ModTime.Compare(a.ModTime); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Provider+"/"+a.ID, b.Provider+"/"+b.ID)
+	})
+	total := len(entries)
+	if q.Offset >= total {
+		return []Entry{}, total
+	}
+	entries = entries[q.Offset:]
+	if q.Limit > 0 && len(entries) > q.Limit {
+		entries = entries[:q.Limit]
+	}
+	return entries, total
+}
