@@ -106,6 +106,8 @@ export class CliView {
   readonly followError = signal<string | null>(null);
   /** Why the view was read again from the end (the file was replaced), once. */
   readonly reloaded = signal<string | null>(null);
+  /** Whether the CLI's bookkeeping records (cli_meta) are shown. */
+  readonly showMeta = signal(false);
   private log: CliLog | null = null;
   private closed = false;
   private abort: AbortController | null = null;
@@ -128,7 +130,7 @@ export class CliView {
   }
 
   private newStore() {
-    return new SessionStore(this.ref.id, undefined, { gaps: false });
+    return new SessionStore(this.ref.id, undefined, { gaps: false, meta: this.showMeta.peek() });
   }
 
   async open() {
@@ -162,6 +164,12 @@ export class CliView {
     this.store.value = st;
     this.hasMoreBefore.value = log.hasMoreBefore;
     this.size.value = log.size;
+  }
+
+  /** Shows or hides the bookkeeping records (the blocks are built again). */
+  setShowMeta(on: boolean) {
+    this.showMeta.value = on;
+    if (this.log) this.render();
   }
 
   /** Reads the page before the first record held and puts it in front. */

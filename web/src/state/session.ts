@@ -91,11 +91,14 @@ export class SessionStore {
 
   /** Whether a jump in line numbers makes a gap block (a file read by a CLI may skip blank lines). */
   private readonly gaps: boolean;
+  /** Whether a CLI's bookkeeping records (cli_meta) get a block of their own. */
+  private readonly meta: boolean;
 
-  constructor(id: string, perms?: PermissionBook, opts: { gaps?: boolean } = {}) {
+  constructor(id: string, perms?: PermissionBook, opts: { gaps?: boolean; meta?: boolean } = {}) {
     this.id = id;
     this.perms = perms ?? new PermissionBook();
     this.gaps = opts.gaps ?? true;
+    this.meta = opts.meta ?? false;
   }
 
   get agentState(): AgentState {
@@ -360,6 +363,14 @@ export class SessionStore {
         const rec = d.record;
         const t = rec && typeof rec === "object" && typeof rec.type === "string" ? rec.type : typeof rec === "string" ? "text" : "";
         this.push({ kind: "json", key: this.key(), line, label: `unknown record${t ? ` (${t})` : ""}`, value: rec, raw: d });
+        return;
+      }
+      case "cli_meta": {
+        // A CLI's bookkeeping (attachments, token counts, a copy of another
+        // record): folded into the block before unless asked for.
+        if (!this.meta) return;
+        this.closeText();
+        this.push({ kind: "json", key: this.key(), line, label: `record ${d.record_type ?? ""}`.trim(), value: d.record, raw: d });
         return;
       }
       case "stream_event": {

@@ -144,17 +144,19 @@ function Inbox() {
           Close
         </button>
       </div>
-      {inboxNote.value && (
-        <p class="pad" role="status">
-          {inboxNote.value}
-        </p>
-      )}
-      {items.length === 0 && <p class="muted pad">Nothing waiting for you.</p>}
-      <ul class="plain">
-        {items.map((p) => (
-          <InboxItem key={p.session_id + p.request_id} p={p} s={byId.get(p.session_id)} />
-        ))}
-      </ul>
+      <div class="inboxbody">
+        {inboxNote.value && (
+          <p class="pad" role="status">
+            {inboxNote.value}
+          </p>
+        )}
+        {items.length === 0 && <p class="muted pad">Nothing waiting for you.</p>}
+        <ul class="plain">
+          {items.map((p) => (
+            <InboxItem key={p.session_id + p.request_id} p={p} s={byId.get(p.session_id)} />
+          ))}
+        </ul>
+      </div>
     </div>
   );
 }

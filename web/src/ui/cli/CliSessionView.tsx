@@ -63,6 +63,10 @@ export function CliSessionView({ cliRef }: { cliRef: CliRef }) {
             </>
           )}
           <FollowStatus state={view.follow.value} error={view.followError.value} />
+          <label class="ctl metatoggle">
+            <input type="checkbox" checked={view.showMeta.value} onChange={(e) => view.setShowMeta(e.currentTarget.checked)} />
+            Show bookkeeping records
+          </label>
         </div>
       </header>
       {view.reloaded.value && (
