@@ -72,7 +72,7 @@ async function writeCodex(prompt) {
   const src = await fixture(path.join(FIXTURES, 'codex'));
   const text = src.replaceAll('01a21b7b-d8f3-7ee2-9179-0854450fbf7b', id).replaceAll('/tmp/cliwork/xproj', cwd).replaceAll('Say hello', prompt);
   const now = new Date();
-  const ymd = [now.getUTCFullYear(), String(now.getUTCMonth() + 1).padStart(2, '0'), String(now.getUTCDate()).padStart(2, '0')];
+  const ymd = [String(now.getUTCFullYear()), String(now.getUTCMonth() + 1).padStart(2, '0'), String(now.getUTCDate()).padStart(2, '0')];
   const dir = path.join(codexRoot, ...ymd);
   await mkdir(dir, { recursive: true });
   const stamp = now.toISOString().slice(0, 19).replaceAll(':', '-');
@@ -141,6 +141,8 @@ e2e('terminal sessions: listed, read-only, followed, continued here', async () =
   const lines = (await readFile(cl.file, 'utf8')).split('\n');
   const broken = lines.findIndex((l) => l.startsWith('{"type": "assistant", this line')) + 1;
   await waitText(transcript.locator('.blk.notice').filter({ hasText: 'parse error' }), new RegExp(`${re(path.basename(cl.file))}, line ${broken}`));
+  await raw.scrollIntoViewIfNeeded();
+  await screenshots(page, 'cli-readonly-start');
   const sids = await transcript.evaluate((el) => Array.from(el.querySelectorAll('[data-sid]'), (e) => e.getAttribute('data-sid')));
   assert.equal(new Set(sids).size, sids.length, 'each line once');
   assert.equal(sids.length, lines.filter((l) => l !== '').length, 'every line of the file is in the page');
@@ -168,11 +170,15 @@ e2e('terminal sessions: listed, read-only, followed, continued here', async () =
   await page.goto(`/cli/claude/${cl.id}`);
   await waitText(page.getByLabel('Terminal session transcript', { exact: true }), new RegExp(re(appended)));
   await page.getByRole('button', { name: 'Continue here', exact: true }).click();
-  await page.waitForURL(/\/s\/[A-Z2-7]{10,40}$/, { timeout: STEP_MS });
+  await page.waitForURL(/\/s\/[A-Z2-7]{10,40}\?from=claude%2F/, { timeout: STEP_MS });
   const sid = new URL(page.url()).pathname.split('/')[2];
+  const back = page.getByRole('link', { name: 'the terminal session\'s transcript', exact: true });
+  assert.equal(await back.getAttribute('href'), `/cli/claude/${cl.id}`, 'the new session links to the transcript');
   await waitText(connection(page), /connected/i);
   await message(page).waitFor({ timeout: STEP_MS });
   const s = await api('GET', `/api/session/${sid}`);
   assert.equal(s.cwd, cl.cwd, 'the new session runs in the transcript\'s directory');
+  const listed = await api('GET', `/api/cli-sessions/claude/${cl.id}`);
+  assert.equal(listed.svc_session_id, sid, 'the terminal session names the svc-code session that continues it');
   await screenshot(page, 'cli-continued');
 });

@@ -28,21 +28,26 @@ async function setVisibility(page, state) {
   }, state);
 }
 
-/** Sends EDIT_THREE n gated on a file, so the journal holds the turn's start before the edits (see changes.test). */
-async function startEdits(page, s, n) {
+/**
+ * Sends EDIT_THREE n as the session's turn `turn`, gated on a file, so the
+ * journal holds the turn's start before the edits (see changes.test).
+ */
+async function startEdits(page, s, n, turn) {
   const gate = path.join(stack.home, `gate-away-${s.session_id}-${n}`);
+  // A change before the turn, so the journal makes the turn's baseline commit.
+  await writeFile(path.join(s.cwd, `before-${n}.txt`), `before turn ${n}\n`);
   await send(page, `EDIT_THREE ${n} after=${gate}`);
   await until(async () => {
     const { commits } = await api('GET', `/api/shadow/log?cwd=${encodeURIComponent(s.cwd)}&session=${s.session_id}&limit=20`);
-    return commits.some((c) => c.kind === 'baseline' && c.turn_number === n);
-  }, { timeoutMs: STEP_MS, what: `the journal's baseline of turn ${n}` });
+    return commits.some((c) => c.kind === 'baseline' && c.turn_number === turn);
+  }, { timeoutMs: STEP_MS, what: `the journal's baseline of turn ${turn}` });
   return () => writeFile(gate, '');
 }
 
-/** Waits until the log holds n results and the journal n turns. */
-async function turnsDone(s, n) {
-  await until(async () => (await logMessages(s.session_id)).filter((m) => m.kind === 'agent' && m.payload?.type === 'result').length >= n, { timeoutMs: STEP_MS, what: `result ${n} in the log` });
-  await until(async () => (await api('GET', `/api/sessions/${s.session_id}/changes`)).turns.filter((t) => t.kind === 'turn').length >= n, { timeoutMs: STEP_MS, what: `turn ${n} in the journal` });
+/** Waits until the log holds `results` results and the journal `edits` turn commits. */
+async function turnsDone(s, results, edits) {
+  await until(async () => (await logMessages(s.session_id)).filter((m) => m.kind === 'agent' && m.payload?.type === 'result').length >= results, { timeoutMs: STEP_MS, what: `result ${results} in the log` });
+  await until(async () => (await api('GET', `/api/sessions/${s.session_id}/changes`)).turns.filter((t) => t.kind === 'turn').length >= edits, { timeoutMs: STEP_MS, what: `${edits} turns in the journal` });
 }
 
 const away = (page) => page.getByRole('region', { name: 'While you were away', exact: true });
@@ -55,10 +60,10 @@ e2e('away summary: a turn that ended while the tab was hidden, then one that end
   await waitText(connection(page), /connected/i);
 
   // Sent, then the tab is hidden; the turn ends meanwhile.
-  const open1 = await startEdits(page, s, 1);
+  const open1 = await startEdits(page, s, 1, 1);
   await setVisibility(page, 'hidden');
   await open1();
-  await turnsDone(s, 1);
+  await turnsDone(s, 1, 1);
   assert.equal(await away(page).count(), 0, 'no summary while hidden');
   await setVisibility(page, 'visible');
   await waitText(away(page), /1 turn ended/);
@@ -84,16 +89,16 @@ e2e('away summary: a turn that ended while the tab was hidden, then one that end
   assert.equal(await away(page).count(), 0, 'a turn seen to its end is no news');
 
   // Sent, then the tab is closed; the turn ends; opened again in this browser.
-  const open2 = await startEdits(page, s, 2);
+  const open2 = await startEdits(page, s, 2, 3); // turn 2 was the hello
   await page.close();
   await open2();
-  await turnsDone(s, 2);
+  await turnsDone(s, 3, 2);
   const again = await context.newPage();
   await again.goto(`/s/${s.session_id}`);
   await waitText(away(again), /1 turn ended/);
   await waitText(away(again), /3 files changed \+3 −3/);
   await away(again).getByRole('button', { name: 'Open the changes', exact: true }).click();
-  await again.waitForURL(new RegExp(`/s/${s.session_id}/changes\\?turn=2$`), { timeout: STEP_MS });
+  await again.waitForURL(new RegExp(`/s/${s.session_id}/changes\\?turn=3$`), { timeout: STEP_MS });
 });
 
 e2e('the inbox on a phone: the whole command, actions within thumb reach', async () => {
@@ -129,7 +134,7 @@ e2e('the inbox on a phone: the whole command, actions within thumb reach', async
   }
   await screenshot(page, 'inbox-phone');
   await item.getByRole('button', { name: 'Allow here', exact: true }).tap();
-  await until(async () => (await item.count()) === 0 || /Allowed/.test(await item.innerText()), { timeoutMs: STEP_MS, what: 'the inbox item to say Allowed or leave' });
+  await waitText(inbox, /Allowed: Bash in /);
   await until(async () => !(await api('GET', `/api/session/${a.session_id}`)).agent_running, { timeoutMs: STEP_MS, what: 'the turn to end' });
   await inbox.getByRole('button', { name: 'Close', exact: true }).tap();
   assert.equal(await inbox.count(), 0, 'closed');

@@ -7,6 +7,7 @@
 import { signal, type Signal } from "@preact/signals";
 import { api, ApiError, get, post, q } from "../lib/api";
 import type { Session } from "../protocol/types";
+import type { CLIContinueResponse, CLISession, CLISessionList } from "../protocol/types.gen";
 import { applySession, type CliRef } from "./app";
 import { appendFollow, firstPage, followBackoff, prependPage, type CliLog, type CliPage } from "./clilog";
 import { SessionStore } from "./session";
@@ -22,21 +23,8 @@ export function cliProviderLabel(p: string): string {
   return CLI_PROVIDERS.find((x) => x.name === p)?.label ?? p;
 }
 
-/** A terminal session as the list answers it. */
-export interface CliSession {
-  provider: CliProvider;
-  id: string;
-  /** The directory the CLI ran in. */
-  project: string;
-  /** The first prompt, one line ("" before the first). */
-  title: string;
-  last_activity: string;
-  size: number;
-  /** The svc-code session that started or continued it, if one did. */
-  svc_session_id?: string;
-  /** The file, relative to the provider's root (one session's answer only). */
-  file?: string;
-}
+/** A terminal session as the list answers it (libs/protocol CLISession). */
+export type CliSession = CLISession;
 
 export function cliPath(s: { provider: string; id: string }): string {
   return `/cli/${s.provider}/${s.id}`;
@@ -69,7 +57,7 @@ export async function loadCliList(more = false) {
   if (cliList.provider.peek()) params.set("provider", cliList.provider.peek());
   cliList.loading.value = true;
   try {
-    const r = await get<{ sessions: CliSession[]; total: number }>(`/api/cli-sessions?${params}`);
+    const r = await get<CLISessionList>(`/api/cli-sessions?${params}`);
     if (seq !== listSeq) return;
     cliList.items.value = more ? [...cliList.items.peek(), ...r.sessions] : r.sessions;
     cliList.total.value = r.total;
@@ -260,9 +248,9 @@ export class CliView {
 
   /** Starts an svc-code session that resumes this one; resolves to it. */
   async continueHere(): Promise<Session> {
-    const r = await post<{ session: Session }>(`${this.base()}/continue`, {});
+    const r = await post<CLIContinueResponse>(`${this.base()}/continue`, {});
     applySession(r.session as any);
-    return r.session;
+    return r.session as Session;
   }
 
   close() {

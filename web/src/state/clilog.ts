@@ -6,7 +6,7 @@
 
 import type { StoredMessage } from "../protocol/types";
 
-/** One answer of the messages route (docs/api.md "Terminal sessions"). */
+/** One answer of the messages route (libs/protocol CLIMessages; docs/api.md "CLI sessions"). */
 export interface CliPage {
   messages: StoredMessage[];
   /** Byte offset of the first record returned (of `after` when none). */

@@ -9,7 +9,7 @@ import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/ho
 import { del, patch, post, put, q } from "../lib/api";
 import { baseName, fmtCost } from "../lib/format";
 import { PERMISSION_MODES, type PermissionMode, type Session } from "../protocol/types";
-import { applySession, isArchived, navigate, providers, removeSession, setArchived } from "../state/app";
+import { applySession, isArchived, navigate, providers, removeSession, route, setArchived } from "../state/app";
 import { LiveSession } from "../state/live";
 import type { Page } from "../state/session";
 import { stopText } from "../state/session";
@@ -123,6 +123,7 @@ function Conversation({ live }: { live: LiveSession }) {
           </button>
         </div>
       )}
+      <ContinuedFrom />
       <AwaySummaryView watch={away} sessionId={live.id} />
       <Transcript live={live} actions={actions} />
       <div class="dock">
@@ -132,6 +133,29 @@ function Conversation({ live }: { live: LiveSession }) {
         <QueueView live={live} />
         <Composer live={live} onStop={stop} onExec={(r: ExecResult) => s.addExec(r)} />
       </div>
+    </div>
+  );
+}
+
+/** After "Continue here" (?from=claude/<id>): the history stays in the terminal session's transcript. */
+function ContinuedFrom() {
+  const from = new URLSearchParams(route.value.search).get("from") ?? "";
+  const m = /^(claude|codex)\/([A-Za-z0-9_-][A-Za-z0-9._-]{0,199})$/.exec(from);
+  const [hidden, setHidden] = useState(false);
+  if (!m || hidden) return null;
+  const href = `/cli/${m[1]}/${m[2]}`;
+  return (
+    <div class="banner" role="status">
+      <span>
+        Continues a session run in a terminal: its first prompt here resumes it, and its history stays in{" "}
+        <a href={href} onClick={(e) => (e.preventDefault(), navigate(href))}>
+          the terminal session's transcript
+        </a>
+        .
+      </span>
+      <button type="button" class="mini" aria-label="Dismiss" onClick={() => setHidden(true)}>
+        ×
+      </button>
     </div>
   );
 }

@@ -114,6 +114,7 @@ function CliRow({ s, current }: { s: CliSession; current: boolean }) {
         </span>
         <span class="climeta">
           <span class={`provtag prov-${s.provider}`}>{cliProviderLabel(s.provider)}</span>
+          {s.svc_session_id && <span class="provtag" title="An svc-code session runs this conversation">in svc-code</span>}
           <span class="cliproj" title={s.project}>
             {baseName(s.project) || "(no directory)"}
           </span>

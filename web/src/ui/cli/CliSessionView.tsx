@@ -6,7 +6,7 @@
 
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { baseName, fmtAgo, fmtBytes } from "../../lib/format";
-import { navigate, type CliRef } from "../../state/app";
+import { navigate, sidebarTab, type CliRef } from "../../state/app";
 import { CliView, cliProviderLabel, type FollowState } from "../../state/cli";
 import type { SessionStore } from "../../state/session";
 import { BlockView, type BlockActions } from "../Blocks";
@@ -110,7 +110,9 @@ function ContinueButton({ view }: { view: CliView }) {
     setErr(null);
     try {
       const s = await view.continueHere();
-      navigate(`/s/${s.session_id}`);
+      // The new session's log starts empty: its page links back to this transcript.
+      sidebarTab.value = "svc";
+      navigate(`/s/${s.session_id}?from=${encodeURIComponent(`${view.ref.provider}/${view.ref.id}`)}`);
     } catch (e) {
       setErr((e as Error).message);
       setBusy(false);
