@@ -8,9 +8,11 @@
 # directories outside the repository when they are missing, builds and starts
 # services/chat/cmd/fakemodel (a scripted fake of the Anthropic Messages API and the
 # OpenAI Responses API on 127.0.0.1), then runs
-#   go test -tags realcli -count=1 -run RealCLI ./internal/agent/claude/ ./internal/agent/codex/
-# in services/chat with CLAUDE_BIN, CODEX_BIN and FAKEMODEL_URL set. The npm registry is
-# needed only for the first install; the tests themselves make no outbound connection.
+#   go test -tags realcli -count=1 -run RealCLI ./internal/agent/claude/ ./internal/agent/codex/ ./internal/app/
+# in services/chat with CLAUDE_BIN, CODEX_BIN and FAKEMODEL_URL set (./internal/app/: the CLI
+# session routes on files the CLIs write, continued with the same CLIs; it needs the PostgreSQL
+# and Redis of the other chat tests). The npm registry is needed only for the first install;
+# the tests themselves make no outbound connection.
 #
 # Environment:
 #   CLAUDE_CODE_VERSION  the Claude Code version to install (default: agent-versions.env)
@@ -160,7 +162,7 @@ log "fake model at $URL"
 
 status=0
 CLAUDE_BIN=$BIN CODEX_BIN=$CBIN FAKEMODEL_URL=$URL \
-	go test -tags realcli -count=1 -run RealCLI -v "$@" ./internal/agent/claude/ ./internal/agent/codex/ || status=$?
+	go test -tags realcli -count=1 -run RealCLI -v "$@" ./internal/agent/claude/ ./internal/agent/codex/ ./internal/app/ || status=$?
 log "fake model served $(wc -l <"$WORK/requests.jsonl") requests"
 if ((status != 0)); then
 	log "fake model log:"

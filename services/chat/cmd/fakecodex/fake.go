@@ -296,6 +296,11 @@ func (f *fake) load(id string) (*thread, bool) {
 	}
 	b, err := os.ReadFile(filepath.Join(f.stateDir, filepath.Base(id)+".json"))
 	if err != nil {
+		// A thread Codex itself ran (a user's `codex` in a terminal) has a
+		// rollout file under the sessions directory, and resumes.
+		if rollout := f.rollout(id); rollout != "" {
+			return &thread{ID: id, CreatedAt: time.Now().Unix()}, true
+		}
 		return nil, false
 	}
 	var t thread
@@ -303,6 +308,19 @@ func (f *fake) load(id string) (*thread, bool) {
 		return nil, false
 	}
 	return &t, true
+}
+
+// rollout is the path of a rollout file of thread id under
+// $CODEX_HOME/sessions/YYYY/MM/DD, or "".
+func (f *fake) rollout(id string) string {
+	if id == "" || strings.ContainsAny(id, "/*?[\\") {
+		return ""
+	}
+	matches, _ := filepath.Glob(filepath.Join(f.codexHome(), "sessions", "*", "*", "*", "rollout-*-"+id+".jsonl"))
+	if len(matches) == 0 {
+		return ""
+	}
+	return matches[0]
 }
 
 func (f *fake) save(t *thread) {

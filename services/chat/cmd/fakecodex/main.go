@@ -70,8 +70,11 @@
 //	                     (default mock-model)
 //	FAKECODEX_STATE_DIR  keep threads as <dir>/<id>.json (default
 //	                     $CODEX_HOME/fake-threads when CODEX_HOME is set);
-//	                     thread/resume then refuses an unknown id. Without
-//	                     either, any id resumes.
+//	                     thread/resume then refuses an unknown id, unless
+//	                     Codex itself wrote the thread's rollout
+//	                     ($CODEX_HOME/sessions/YYYY/MM/DD/rollout-*-<id>.jsonl,
+//	                     a session continued from the CLI). Without either,
+//	                     any id resumes.
 package main
 
 import "os"

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -302,5 +304,32 @@ func TestProtocolErrors(t *testing.T) {
 	s.write(map[string]any{"method": "turn/start", "id": 7, "params": map[string]any{"threadId": "nope", "input": []any{}}})
 	if got := errOf(7); !strings.Contains(got, "thread not found") {
 		t.Errorf("turn without a thread: %q", got)
+	}
+}
+
+func TestResumeAThreadCodexWrote(t *testing.T) {
+	home := t.TempDir()
+	const id = "01a21b7b-d8f3-7ee2-9179-0854450fbf7b"
+	dir := filepath.Join(home, "sessions", "2026", "11", "27")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "rollout-2026-11-27T05-30-31-"+id+".jsonl"), []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := start(t, "CODEX_HOME="+home)
+	s.write(map[string]any{"method": "initialize", "id": 1, "params": map[string]any{"clientInfo": map[string]any{"name": "t"}}})
+	s.until("initialize", isID(float64(1)))
+	s.write(map[string]any{"method": "thread/resume", "id": 2, "params": map[string]any{"threadId": id}})
+	res := s.until("resume", isID(float64(2)))
+	th, _ := res["result"].(map[string]any)["thread"].(map[string]any)
+	if th["id"] != id {
+		t.Fatalf("resume of a thread with a rollout: %v", res)
+	}
+	// Another id, without a rollout, is still unknown.
+	s.write(map[string]any{"method": "thread/resume", "id": 3, "params": map[string]any{"threadId": "01a21b7b-d8f3-7ee2-9179-000000000000"}})
+	res = s.until("resume", isID(float64(3)))
+	if res["error"] == nil {
+		t.Errorf("resume of an unknown thread: %v", res)
 	}
 }

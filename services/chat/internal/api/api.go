@@ -92,6 +92,9 @@ type Deps struct {
 	// nothing.
 	CLI       *clisessions.Finder
 	CLIReader *clisessions.Reader
+	// Ctx, when set, ends with the server: long polls (a CLI session's
+	// follow) answer at once when it is done, not holding the shutdown.
+	Ctx context.Context
 }
 
 type server struct{ Deps }

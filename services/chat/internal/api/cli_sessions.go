@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -199,7 +200,12 @@ func (s *server) cliMessages(c *fiber.Ctx) error {
 	}
 	var page clisessions.Page
 	if hasAfter {
-		page, err = s.CLIReader.After(c.UserContext(), e.Path, after, limit, clisessions.DefaultMaxBytes, time.Duration(wait)*time.Second)
+		ctx, cancel := context.WithCancel(c.UserContext())
+		defer cancel()
+		if s.Ctx != nil {
+			defer context.AfterFunc(s.Ctx, cancel)()
+		}
+		page, err = s.CLIReader.After(ctx, e.Path, after, limit, clisessions.DefaultMaxBytes, time.Duration(wait)*time.Second)
 	} else {
 		if !hasBefore {
 			before = -1

@@ -100,6 +100,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 			Codex:  filepath.Join(cfg.Files.Catalog.Codex, "sessions"),
 		}},
 		CLIReader: &clisessions.Reader{},
+		Ctx:       ctx,
 	})
 	workspace.Register(app, workspace.Deps{DB: db, Log: log, Changed: rooms.SessionChanged, ConfigChanged: func(ctx context.Context) error {
 		return confignotice.Publish(ctx, rdb, redisx.Keys{Prefix: cfg.RedisPrefix})

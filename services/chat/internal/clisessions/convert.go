@@ -70,13 +70,21 @@ func parseError(line []byte, file string, lineNo int64, err error) Record {
 	return Record{Kind: store.KindNotice, Payload: b}
 }
 
+// rawRecord and metaRecord wrap raw (valid JSON) byte for byte:
+// json.Marshal would rewrite it (HTML escapes).
 func rawRecord(raw []byte, ts time.Time) Record {
-	b, _ := json.Marshal(protocol.CLIRawRecord{Type: protocol.PayloadRawRecord, Record: raw})
+	b := make([]byte, 0, len(raw)+32)
+	b = append(b, `{"type":"`+protocol.PayloadRawRecord+`","record":`...)
+	b = append(append(b, raw...), '}')
 	return Record{Kind: store.KindAgent, Payload: b, Time: ts}
 }
 
 func metaRecord(recordType string, raw []byte, ts time.Time) Record {
-	b, _ := json.Marshal(protocol.CLIMetaRecord{Type: protocol.PayloadCLIMeta, RecordType: recordType, Record: raw})
+	rt, _ := json.Marshal(recordType)
+	b := make([]byte, 0, len(raw)+len(rt)+48)
+	b = append(b, `{"type":"`+protocol.PayloadCLIMeta+`","record_type":`...)
+	b = append(append(b, rt...), `,"record":`...)
+	b = append(append(b, raw...), '}')
 	return Record{Kind: store.KindAgent, Payload: b, Time: ts}
 }
 

@@ -24,7 +24,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
+	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -66,15 +66,22 @@ type Finder struct {
 	mu    sync.Mutex
 	heads map[string]head   // by path
 	codex map[string]string // Codex thread id → path, from the last walk
+	// fsOps counts the calls into the file system (tests check that a bad
+	// id or provider makes none).
+	fsOps atomic.Int64
 }
+
+// FSOps is how many times f has called into the file system.
+func (f *Finder) FSOps() int64 { return f.fsOps.Load() }
 
 // head is what the listing reads from the start of a file.
 type head struct {
-	ino, dev uint64
-	size     int64
-	mtime    time.Time
-	project  string
-	title    string
+	// prefix is the file's first bytes (up to prefixBytes).
+	prefix  []byte
+	size    int64
+	mtime   time.Time
+	project string
+	title   string
 	// done: both found, or the head bound reached: appending to the file
 	// cannot change them.
 	done bool
@@ -152,6 +159,7 @@ func (f *Finder) walk(provider string) ([]Entry, error) {
 		rel, _ := filepath.Rel(root, path)
 		out = append(out, Entry{Provider: provider, ID: id, Path: path, File: rel, Size: info.Size(), ModTime: info.ModTime()})
 	}
+	f.fsOps.Add(1)
 	if provider == protocol.CLIProviderClaude {
 		projects, err := os.ReadDir(root)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -227,6 +235,7 @@ func (f *Finder) Find(provider, id string) (Entry, error) {
 		return Entry{}, ErrNotFound
 	}
 	if provider == protocol.CLIProviderClaude {
+		f.fsOps.Add(1)
 		projects, err := os.ReadDir(root)
 		if err != nil {
 			return Entry{}, ErrNotFound
@@ -266,6 +275,7 @@ func (f *Finder) entryAt(provider, id, path string) (Entry, bool) {
 	if path == "" {
 		return Entry{}, false
 	}
+	f.fsOps.Add(1)
 	info, err := os.Lstat(path)
 	if err != nil || !info.Mode().IsRegular() {
 		return Entry{}, false
@@ -283,12 +293,13 @@ func (f *Finder) withHead(e Entry) Entry {
 	f.mu.Unlock()
 	fresh := ok && h.size == e.Size && h.mtime.Equal(e.ModTime)
 	if ok && !fresh && h.done && e.Size >= h.size {
-		// Appended to (or touched): its head is the same if the file is.
-		if ino, dev, err := fileID(e.Path); err == nil && ino == h.ino && dev == h.dev {
-			fresh = true
-		}
+		// Appended to (or touched): its head is the same if the file is,
+		// which its first bytes tell.
+		f.fsOps.Add(1)
+		fresh = samePrefix(e.Path, h.prefix)
 	}
 	if !fresh {
+		f.fsOps.Add(1)
 		h = readHead(e.Provider, e.Path)
 		h.size, h.mtime = e.Size, e.ModTime
 		f.mu.Lock()
@@ -305,16 +316,22 @@ func (f *Finder) withHead(e Entry) Entry {
 	return e
 }
 
-func fileID(path string) (ino, dev uint64, err error) {
-	info, err := os.Lstat(path)
+// samePrefix reports whether the file at path starts with prefix.
+func samePrefix(path string, prefix []byte) bool {
+	file, err := os.Open(path)
 	if err != nil {
-		return 0, 0, err
+		return false
 	}
-	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		return st.Ino, uint64(st.Dev), nil //nolint:unconvert // Dev's type differs by platform
+	defer file.Close()
+	b := make([]byte, len(prefix))
+	if _, err := io.ReadFull(file, b); err != nil {
+		return false
 	}
-	return 0, 0, nil
+	return bytes.Equal(b, prefix)
 }
+
+// prefixBytes is how much of a file's start identifies it in the cache.
+const prefixBytes = 512
 
 // readHead reads up to HeadBytes of the file's start for its project and
 // title.
@@ -325,15 +342,13 @@ func readHead(provider, path string) head {
 		return h
 	}
 	defer file.Close()
-	if info, err := file.Stat(); err == nil {
-		if st, ok := info.Sys().(*syscall.Stat_t); ok {
-			h.ino, h.dev = st.Ino, uint64(st.Dev) //nolint:unconvert // Dev's type differs by platform
-		}
-	}
 	r := bufio.NewReaderSize(io.LimitReader(file, HeadBytes), 64<<10)
 	var read int
 	for {
 		line, err := r.ReadBytes('\n')
+		if len(h.prefix) < prefixBytes {
+			h.prefix = append(h.prefix, line[:min(len(line), prefixBytes-len(h.prefix))]...)
+		}
 		read += len(line)
 		if err != nil {
 			// The bound, or the end of the file (a last line without its
@@ -350,10 +365,32 @@ func readHead(provider, path string) head {
 	}
 }
 
-// scan takes the project and title from one line of a file's head.
+// scan takes the project and title from one line of a file's head. Lines
+// that cannot hold what is missing are skipped before decoding (a head is
+// mostly the CLIs' bookkeeping).
 func (h *head) scan(provider string, line []byte) {
 	trimmed := bytes.TrimSpace(line)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return
+	}
+	if h.project == "" {
+		var rec struct {
+			Type    string `json:"type"`
+			Cwd     string `json:"cwd"`
+			Payload struct {
+				Cwd string `json:"cwd"`
+			} `json:"payload"`
+		}
+		if bytes.Contains(trimmed, []byte(`"cwd"`)) && json.Unmarshal(trimmed, &rec) == nil {
+			switch {
+			case provider == protocol.CLIProviderCodex && (rec.Type == "session_meta" || rec.Type == "turn_context"):
+				h.project = rec.Payload.Cwd
+			case provider == protocol.CLIProviderClaude:
+				h.project = rec.Cwd
+			}
+		}
+	}
+	if h.title != "" || !bytes.Contains(trimmed, []byte(`"user"`)) {
 		return
 	}
 	var obj map[string]any
@@ -361,26 +398,35 @@ func (h *head) scan(provider string, line []byte) {
 		return
 	}
 	if provider == protocol.CLIProviderCodex {
-		if h.project == "" {
-			if t, _ := obj["type"].(string); t == "session_meta" || t == "turn_context" {
-				h.project, _ = payloadString(obj, "cwd")
-			}
-		}
-		if h.title == "" {
-			if r := convertCodex(trimmed, obj, time.Time{}, ""); r.Kind == "user_prompt" {
-				h.title = promptTitle(r.Payload)
-			}
+		if r := convertCodex(trimmed, obj, time.Time{}, ""); r.Kind == "user_prompt" {
+			h.title = promptTitle(r.Payload)
 		}
 		return
 	}
-	if h.project == "" {
-		h.project, _ = obj["cwd"].(string)
-	}
-	if h.title == "" && obj["type"] == "user" {
+	if obj["type"] == "user" {
 		if text, _, ok := claudePrompt(obj); ok {
-			h.title = Title(text)
+			h.title = Title(commandTitle(text))
 		}
 	}
+}
+
+var (
+	commandName = regexp.MustCompile(`<command-name>([^<]*)</command-name>`)
+	commandArgs = regexp.MustCompile(`<command-args>([^<]*)</command-args>`)
+)
+
+// commandTitle shows a slash command Claude Code recorded as its markup
+// (<command-name>/init</command-name><command-args>…) as "/init …".
+func commandTitle(text string) string {
+	m := commandName.FindStringSubmatch(text)
+	if m == nil {
+		return text
+	}
+	t := m[1]
+	if a := commandArgs.FindStringSubmatch(text); a != nil && strings.TrimSpace(a[1]) != "" {
+		t += " " + a[1]
+	}
+	return t
 }
 
 func promptTitle(payload json.RawMessage) string {
@@ -412,6 +458,7 @@ type Query struct {
 // Select sorts entries by last activity, newest first, and returns the page q
 // asks for and how many matched.
 func Select(entries []Entry, q Query) ([]Entry, int) {
+	entries = slices.Clone(entries)
 	if q.Text != "" {
 		needle := strings.ToLower(q.Text)
 		entries = slices.DeleteFunc(entries, func(e Entry) bool {

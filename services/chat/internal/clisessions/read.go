@@ -170,17 +170,20 @@ func (r *Reader) Before(path string, before int64, limit, maxBytes int) (Page, e
 	}
 	texts = texts[len(texts)-keep:]
 	start := end - int64(size)
-	first, err := r.lineAt(path, o, start)
+	// Numbered from end: when paging backwards it is the previous page's
+	// start, a known point.
+	endLine, err := r.lineAt(path, o, end)
 	if err != nil {
 		return Page{}, err
 	}
+	first := endLine - int64(len(texts))
 	p := Page{Start: start, End: end, Size: o.size, HasMoreBefore: start > 0, Lines: make([]Line, 0, len(texts))}
 	off := start
 	for i, t := range texts {
 		p.Lines = append(p.Lines, Line{Offset: off, Number: first + int64(i), Text: bytes.TrimSuffix(t, []byte{'\n'})})
 		off += int64(len(t))
 	}
-	r.remember(path, o, end, first-1+int64(len(texts)))
+	r.remember(path, o, start, first-1)
 	return p, nil
 }
 
