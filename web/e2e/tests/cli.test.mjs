@@ -151,7 +151,12 @@ e2e('terminal sessions: listed, read-only, followed, continued here', async () =
   const appended = `appended by the CLI ${t}`;
   await appendFile(cl.file, claudeText(cl.id, cl.cwd, appended) + '\n');
   await transcript.getByText(appended, { exact: true }).waitFor({ timeout: STEP_MS });
-  await transcript.evaluate((el) => { el.scrollTop = el.scrollHeight; });
+  // Read further up, the view stays put and offers to go down.
+  await page.getByRole('button', { name: '1 new record below ↓', exact: true }).click({ timeout: STEP_MS });
+  await until(async () => {
+    const [box, view] = await Promise.all([transcript.getByText(appended, { exact: true }).boundingBox(), transcript.boundingBox()]);
+    return !!box && !!view && box.y >= view.y && box.y + box.height <= view.y + view.height;
+  }, { timeoutMs: STEP_MS, what: 'the appended record in view' });
   await screenshots(page, 'cli-readonly');
   await page.setViewportSize(PHONE);
   await page.getByRole('button', { name: 'Continue here', exact: true }).waitFor({ timeout: STEP_MS });

@@ -143,6 +143,27 @@ function CliTranscript({ view }: { view: CliView }) {
   const inner = useRef<HTMLDivElement>(null);
   const top = useRef<HTMLDivElement>(null);
   const atBottom = useRef(true);
+  // Records followed while the user reads further up: a button brings the view down.
+  const [newBelow, setNewBelow] = useState(0);
+  const seenCount = useRef(0);
+  const seenStore = useRef(store);
+  const count = store.count.value;
+  useEffect(() => {
+    // A new store (earlier records put in front) is not news below.
+    if (seenStore.current !== store || view.loading.peek() || atBottom.current) {
+      seenStore.current = store;
+      seenCount.current = count;
+      setNewBelow(0);
+    } else if (count > seenCount.current) setNewBelow(count - seenCount.current);
+  }, [count, store]);
+  const toBottom = () => {
+    const el = scroller.current;
+    if (!el) return;
+    atBottom.current = true;
+    el.scrollTop = el.scrollHeight;
+    seenCount.current = store.count.peek();
+    setNewBelow(0);
+  };
   // The distance from the bottom before earlier records went in front: kept after.
   const anchor = useRef<number | null>(null);
 
@@ -152,6 +173,7 @@ function CliTranscript({ view }: { view: CliView }) {
     if (!el || !body) return;
     const onScroll = () => {
       atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80;
+      if (atBottom.current) setNewBelow(0);
     };
     el.addEventListener("scroll", onScroll, { passive: true });
     const ro = new ResizeObserver(() => {
@@ -217,6 +239,11 @@ function CliTranscript({ view }: { view: CliView }) {
         <Blocks store={store} />
         {!view.loading.value && store.count.value === 0 && <p class="muted center">The file holds no records yet.</p>}
       </div>
+      {newBelow > 0 && (
+        <button type="button" class="primary newbelow" onClick={toBottom}>
+          {newBelow} new {newBelow === 1 ? "record" : "records"} below ↓
+        </button>
+      )}
     </div>
   );
 }
