@@ -28,7 +28,6 @@ import (
 func BenchmarkOpen100MB(b *testing.B) {
 	path, content := synthetic(b, b.TempDir(), 100_000, 1024)
 	size := int64(len(content))
-	content = nil
 	open := func(b *testing.B, r *Reader) {
 		p, err := r.Before(path, -1, 200, DefaultMaxBytes)
 		if err != nil || len(p.Lines) != 200 || p.Lines[199].Number != 100_000 {

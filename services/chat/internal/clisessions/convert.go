@@ -426,15 +426,19 @@ func codexResponseItem(raw []byte, it codexItem, thread string, ts time.Time) Re
 			Dir     string   `json:"working_directory"`
 		}
 		_ = json.Unmarshal(it.Action, &a)
-		return codexAssistant(thread, it.ID, ts, map[string]any{"type": "tool_use", "id": it.CallID, "name": "Bash",
-			"input": map[string]any{"command": shellJoin(a.Command), "cwd": a.Dir}})
+		return codexAssistant(thread, it.ID, ts, map[string]any{
+			"type": "tool_use", "id": it.CallID, "name": "Bash",
+			"input": map[string]any{"command": shellJoin(a.Command), "cwd": a.Dir},
+		})
 	case "web_search_call":
 		var a struct {
 			Query string `json:"query"`
 		}
 		_ = json.Unmarshal(it.Action, &a)
-		return codexAssistant(thread, it.ID, ts, map[string]any{"type": "tool_use", "id": it.ID, "name": "WebSearch",
-			"input": map[string]any{"query": a.Query}})
+		return codexAssistant(thread, it.ID, ts, map[string]any{
+			"type": "tool_use", "id": it.ID, "name": "WebSearch",
+			"input": map[string]any{"query": a.Query},
+		})
 	case "function_call_output", "custom_tool_call_output", "local_shell_call_output":
 		content, isErr := codexOutput(it.Output)
 		return codexToolResult(thread, it.CallID, content, isErr, ts)

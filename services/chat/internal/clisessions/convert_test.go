@@ -254,18 +254,30 @@ func TestConvertCodexToolShapes(t *testing.T) {
 	for _, tc := range []struct {
 		line, want string
 	}{
-		{`{"type":"response_item","payload":{"type":"custom_tool_call","call_id":"c1","name":"apply_patch","input":` + quote(patch) + `}}`,
-			`"input":{"changes":[{"diff":"hello","kind":"add","path":"hello.txt"},{"diff":"@@\n-x\n+y","kind":"update","path":"a.go"}]},"name":"Edit"`},
-		{`{"type":"response_item","payload":{"type":"function_call","call_id":"c2","name":"shell","arguments":"{\"command\":[\"bash\",\"-lc\",\"ls -la\"],\"workdir\":\"/w\"}"}}`,
-			`"input":{"command":"ls -la","cwd":"/w"},"name":"Bash"`},
-		{`{"type":"response_item","payload":{"type":"function_call_output","call_id":"c2","output":"{\"output\":\"boom\",\"metadata\":{\"exit_code\":2}}"}}`,
-			`"content":"boom","is_error":true,"tool_use_id":"c2"`},
-		{`{"type":"response_item","payload":{"type":"function_call_output","call_id":"c3","output":"Process exited with code 1\nOutput:\nno"}}`,
-			`"is_error":true,"tool_use_id":"c3"`},
-		{`{"type":"response_item","payload":{"type":"reasoning","summary":[{"type":"summary_text","text":"thinking hard"}]}}`,
-			`{"thinking":"thinking hard","type":"thinking"}`},
-		{`{"type":"event_msg","payload":{"type":"turn_aborted","reason":"interrupted"}}`,
-			`"is_error":true`},
+		{
+			`{"type":"response_item","payload":{"type":"custom_tool_call","call_id":"c1","name":"apply_patch","input":` + quote(patch) + `}}`,
+			`"input":{"changes":[{"diff":"hello","kind":"add","path":"hello.txt"},{"diff":"@@\n-x\n+y","kind":"update","path":"a.go"}]},"name":"Edit"`,
+		},
+		{
+			`{"type":"response_item","payload":{"type":"function_call","call_id":"c2","name":"shell","arguments":"{\"command\":[\"bash\",\"-lc\",\"ls -la\"],\"workdir\":\"/w\"}"}}`,
+			`"input":{"command":"ls -la","cwd":"/w"},"name":"Bash"`,
+		},
+		{
+			`{"type":"response_item","payload":{"type":"function_call_output","call_id":"c2","output":"{\"output\":\"boom\",\"metadata\":{\"exit_code\":2}}"}}`,
+			`"content":"boom","is_error":true,"tool_use_id":"c2"`,
+		},
+		{
+			`{"type":"response_item","payload":{"type":"function_call_output","call_id":"c3","output":"Process exited with code 1\nOutput:\nno"}}`,
+			`"is_error":true,"tool_use_id":"c3"`,
+		},
+		{
+			`{"type":"response_item","payload":{"type":"reasoning","summary":[{"type":"summary_text","text":"thinking hard"}]}}`,
+			`{"thinking":"thinking hard","type":"thinking"}`,
+		},
+		{
+			`{"type":"event_msg","payload":{"type":"turn_aborted","reason":"interrupted"}}`,
+			`"is_error":true`,
+		},
 	} {
 		r := Convert(protocol.CLIProviderCodex, "t1", "f.jsonl", []byte(tc.line), 1)
 		if !strings.Contains(string(r.Payload), tc.want) {

@@ -66,6 +66,8 @@ type Finder struct {
 	mu    sync.Mutex
 	heads map[string]head   // by path
 	codex map[string]string // Codex thread id → path, from the last walk
+	// claude is where Find last found a Claude Code session.
+	claude map[string]string
 	// fsOps counts the calls into the file system (tests check that a bad
 	// id or provider makes none).
 	fsOps atomic.Int64
@@ -235,6 +237,13 @@ func (f *Finder) Find(provider, id string) (Entry, error) {
 		return Entry{}, ErrNotFound
 	}
 	if provider == protocol.CLIProviderClaude {
+		// Where it was last found, else in every project directory.
+		f.mu.Lock()
+		path := f.claude[id]
+		f.mu.Unlock()
+		if e, ok := f.entryAt(provider, id, path); ok {
+			return e, nil
+		}
 		f.fsOps.Add(1)
 		projects, err := os.ReadDir(root)
 		if err != nil {
@@ -244,7 +253,14 @@ func (f *Finder) Find(provider, id string) (Entry, error) {
 			if !p.IsDir() {
 				continue
 			}
-			if e, ok := f.entryAt(provider, id, filepath.Join(root, p.Name(), id+".jsonl")); ok {
+			path := filepath.Join(root, p.Name(), id+".jsonl")
+			if e, ok := f.entryAt(provider, id, path); ok {
+				f.mu.Lock()
+				if f.claude == nil || len(f.claude) > 100_000 {
+					f.claude = map[string]string{}
+				}
+				f.claude[id] = path
+				f.mu.Unlock()
 				return e, nil
 			}
 		}

@@ -176,8 +176,16 @@ func TestFindRefusesBadIDsWithoutTouchingTheDisk(t *testing.T) {
 	r := roots(t)
 	f := &Finder{Roots: r}
 	for _, tc := range []struct{ provider, id string }{
-		{"claude", ".."}, {"claude", "../../etc/passwd"}, {"claude", "a/b"}, {"codex", "a\x00b"}, {"codex", ""},
-		{"claude", "."}, {"claude", "x.jsonl"}, {"codex", "-rf"}, {"claude", strings.Repeat("a", 129)}, {"claude", "a b"},
+		{"claude", ".."},
+		{"claude", "../../etc/passwd"},
+		{"claude", "a/b"},
+		{"codex", "a\x00b"},
+		{"codex", ""},
+		{"claude", "."},
+		{"claude", "x.jsonl"},
+		{"codex", "-rf"},
+		{"claude", strings.Repeat("a", 129)},
+		{"claude", "a b"},
 	} {
 		if _, err := f.Find(tc.provider, tc.id); !errors.Is(err, ErrBadID) {
 			t.Errorf("Find(%q, %q) = %v, want ErrBadID", tc.provider, tc.id, err)

@@ -151,9 +151,8 @@ func (r *Reader) Before(path string, before int64, limit, maxBytes int) (Page, e
 	for i := len(bufs) - 1; i >= 0; i-- {
 		data = append(data, bufs[i]...)
 	}
-	if pos > 0 {
-		cut := bytes.IndexByte(data, '\n') + 1
-		data, pos = data[cut:], pos+int64(cut)
+	if pos > 0 { // the first line began before pos: not in the page
+		data = data[bytes.IndexByte(data, '\n')+1:]
 	}
 	texts := bytes.SplitAfter(data, []byte{'\n'})
 	if len(texts) > 0 && len(texts[len(texts)-1]) == 0 {
