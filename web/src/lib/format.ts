@@ -52,3 +52,17 @@ export function deviceLabel(): string {
   const os = /iPhone|iPad/.test(ua) ? "iOS" : /Android/.test(ua) ? "Android" : /Mac OS/.test(ua) ? "macOS" : /Windows/.test(ua) ? "Windows" : /Linux/.test(ua) ? "Linux" : "";
   return `${browser}${os ? " on " + os : ""} · tab ${tab}`;
 }
+
+/** A size in bytes as "812 B", "4.2 KB", "13 MB". */
+export function fmtBytes(n: number | undefined): string {
+  if (n === undefined || n === null || !isFinite(n) || n < 0) return "";
+  if (n < 1024) return `${n} B`;
+  const units = ["KB", "MB", "GB", "TB"];
+  let v = n / 1024;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${v < 10 ? v.toFixed(1) : Math.round(v)} ${units[i]}`;
+}

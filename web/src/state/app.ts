@@ -36,14 +36,23 @@ export const PANE_LABELS: Record<PaneName, string> = {
   settings: "Settings",
 };
 
+/** A session started in a terminal (Claude Code or Codex), read-only at /cli/{provider}/{id}. */
+export interface CliRef {
+  provider: "claude" | "codex";
+  id: string;
+}
+
 export interface Route {
   /** The open session (session panes), or null. */
   session: string | null;
-  view: "session" | "new" | "home" | "pane";
+  /** "cli": the list of terminal sessions (/cli), or one of them (cli set). */
+  view: "session" | "new" | "home" | "pane" | "cli";
   /** The pane shown: a session's pane when view is "session", a global one when "pane". */
   pane: PaneName;
   /** The query string ("" or "?a=b"): a pane's deep link (a file and line, a turn, a section). */
   search: string;
+  /** With view "cli": the terminal session shown, or undefined for the list. */
+  cli?: CliRef;
 }
 
 export const route = signal<Route>(parseRoute(location.pathname, location.search));
@@ -55,6 +64,8 @@ export function parseRoute(path: string, search = ""): Route {
   if (m) return { session: m[1], view: "session", pane: (m[2] as PaneName) ?? "chat", search };
   m = /^\/(costs|sql|settings)\/?$/.exec(path);
   if (m) return { session: null, view: "pane", pane: m[1] as PaneName, search };
+  m = /^\/cli(?:\/(claude|codex)\/([A-Za-z0-9_-][A-Za-z0-9._-]{0,199}))?\/?$/.exec(path);
+  if (m) return { session: null, view: "cli", pane: "chat", search, ...(m[1] ? { cli: { provider: m[1] as CliRef["provider"], id: m[2] } } : {}) };
   if (path === "/new") return { session: null, view: "new", pane: "chat", search };
   return { session: null, view: "home", pane: "chat", search };
 }
@@ -75,6 +86,7 @@ function setRoute(path: string, search: string) {
   const r = parseRoute(path, search);
   route.value = r;
   if (r.session) lastSession.value = r.session;
+  if (r.view === "cli") sidebarTab.value = "cli";
 }
 
 /** Goes to path (pushState, or replaceState with replace); the query string is kept as given. */
@@ -116,6 +128,9 @@ function stored<T>(key: string, def: T) {
 }
 export const theme = stored<"system" | "light" | "dark">("svc-theme", "system");
 export const enterSends = stored<boolean>("svc-enter-sends", true);
+/** The sidebar's tab: svc-code's sessions, or those run in a terminal. */
+export const sidebarTab = stored<"svc" | "cli">("svc-sidebar-tab", "svc");
+if (route.peek().view === "cli") sidebarTab.value = "cli";
 
 effect(() => {
   const t = theme.value;

@@ -89,9 +89,16 @@ export class SessionStore {
   readonly cleared = signal<string | null>(null);
   readonly perms: PermissionBook;
 
-  constructor(id: string, perms?: PermissionBook) {
+  /** Whether a jump in line numbers makes a gap block (a file read by a CLI may skip blank lines). */
+  private readonly gaps: boolean;
+  /** Whether a CLI's bookkeeping records (cli_meta) get a block of their own. */
+  private readonly meta: boolean;
+
+  constructor(id: string, perms?: PermissionBook, opts: { gaps?: boolean; meta?: boolean } = {}) {
     this.id = id;
     this.perms = perms ?? new PermissionBook();
+    this.gaps = opts.gaps ?? true;
+    this.meta = opts.meta ?? false;
   }
 
   get agentState(): AgentState {
@@ -143,7 +150,7 @@ export class SessionStore {
       if (this.seen.has(sid)) return false;
       this.seen.add(sid);
       // Nothing seen yet: a log may start past line 1 (cleared sessions).
-      if (this.lastLine > 0 && line > this.lastLine + 1) this.push({ kind: "gap", key: this.key(), line: 0, from: this.lastLine + 1, to: line - 1 });
+      if (this.gaps && this.lastLine > 0 && line > this.lastLine + 1) this.push({ kind: "gap", key: this.key(), line: 0, from: this.lastLine + 1, to: line - 1 });
       if (line > this.lastLine) {
         this.lastLine = line;
         this.lastLineSig.value = line;
@@ -171,6 +178,10 @@ export class SessionStore {
           this.agentRunning.value = true;
           this.stopOutcome.value = null;
           this.ended.value = null;
+        } else if ((f.message as any)?.type === "parse_error") {
+          // A line of a CLI's transcript that is not JSON: say where.
+          const m = f.message as any;
+          this.push({ kind: "notice", key: this.key(), line: f.line, tone: "error", label: "parse error", text: `${m.file ?? "?"}, line ${m.line ?? f.line}: ${m.error ?? "not valid JSON"}`, raw: m });
         } else if (f.message && f.message.role === "notice") {
           // A server notice (a queued prompt that could not be sent, a gap: lines the log lost, ...).
           const gap = f.message.level === "warning";
@@ -344,6 +355,22 @@ export class SessionStore {
         this.closeText();
         if (d.subtype === "status" && d.permissionMode) this.mode.value = d.permissionMode;
         this.push({ kind: "notice", key: this.key(), line, tone: d.subtype === "api_retry" || d.subtype === "permission_denied" ? "warn" : "info", label: `system ${d.subtype ?? ""}`.trim(), text: systemText(d), raw: d });
+        return;
+      }
+      case "raw_record": {
+        // A record of a CLI's transcript that the server does not convert: shown as written.
+        this.closeText();
+        const rec = d.record;
+        const t = rec && typeof rec === "object" && typeof rec.type === "string" ? rec.type : typeof rec === "string" ? "text" : "";
+        this.push({ kind: "json", key: this.key(), line, label: `unknown record${t ? ` (${t})` : ""}`, value: rec, raw: d });
+        return;
+      }
+      case "cli_meta": {
+        // A CLI's bookkeeping (attachments, token counts, a copy of another
+        // record): folded into the block before unless asked for.
+        if (!this.meta) return;
+        this.closeText();
+        this.push({ kind: "json", key: this.key(), line, label: `record ${d.record_type ?? ""}`.trim(), value: d.record, raw: d });
         return;
       }
       case "stream_event": {

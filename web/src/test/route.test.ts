@@ -11,6 +11,12 @@ describe("routes", () => {
     expect(parseRoute("/settings/")).toMatchObject({ view: "pane", pane: "settings" });
     expect(parseRoute("/new")).toMatchObject({ view: "new" });
   });
+  it("maps the terminal sessions' paths", () => {
+    expect(parseRoute("/cli")).toEqual({ session: null, view: "cli", pane: "chat", search: "" });
+    expect(parseRoute("/cli/claude/3f2b9c1e-8d7a", "?x=1")).toEqual({ session: null, view: "cli", pane: "chat", search: "?x=1", cli: { provider: "claude", id: "3f2b9c1e-8d7a" } });
+    expect(parseRoute("/cli/codex/0199a1b2.c3")).toMatchObject({ view: "cli", cli: { provider: "codex", id: "0199a1b2.c3" } });
+    for (const p of ["/cli/gemini/x", "/cli/claude/", "/cli/claude/a/b", "/cli/claude/..", "/clix"]) expect(parseRoute(p)).toMatchObject({ view: "home" });
+  });
   it("sends what it does not know home", () => {
     for (const p of [`/s/${id}/settings`, "/s/lower/terminal", "/costs/x", "/nope"]) expect(parseRoute(p)).toMatchObject({ view: "home", session: null });
   });

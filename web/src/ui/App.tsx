@@ -9,6 +9,7 @@ import { baseName } from "../lib/format";
 import { drawerOpen, helpOpen, inboxOpen, navigate, paletteOpen, pendingAll, pendingCount, route, sessions, theme } from "../state/app";
 import type { PendingPermission, SessionSummary } from "../protocol/types";
 import { answerRemote } from "../state/remote";
+import { CliListLazy, CliSessionLazy } from "./CliLazy";
 import { NewSession } from "./NewSession";
 import { PaneHost, PaneNav } from "./Panes";
 import { PermInput } from "./Permission";
@@ -50,7 +51,7 @@ export function App() {
         {drawerOpen.value && <div class="scrim" onClick={() => (drawerOpen.value = false)} aria-hidden="true" />}
         <main class="main" id="main">
           <PaneNav />
-          {r.view === "new" ? <NewSession /> : r.view === "home" ? <Home /> : null}
+          {r.view === "new" ? <NewSession /> : r.view === "home" ? <Home /> : r.view === "cli" ? r.cli ? <CliSessionLazy cliRef={r.cli} /> : <CliListLazy page /> : null}
           <PaneHost />
         </main>
       </div>
@@ -143,17 +144,19 @@ function Inbox() {
           Close
         </button>
       </div>
-      {inboxNote.value && (
-        <p class="pad" role="status">
-          {inboxNote.value}
-        </p>
-      )}
-      {items.length === 0 && <p class="muted pad">Nothing waiting for you.</p>}
-      <ul class="plain">
-        {items.map((p) => (
-          <InboxItem key={p.session_id + p.request_id} p={p} s={byId.get(p.session_id)} />
-        ))}
-      </ul>
+      <div class="inboxbody">
+        {inboxNote.value && (
+          <p class="pad" role="status">
+            {inboxNote.value}
+          </p>
+        )}
+        {items.length === 0 && <p class="muted pad">Nothing waiting for you.</p>}
+        <ul class="plain">
+          {items.map((p) => (
+            <InboxItem key={p.session_id + p.request_id} p={p} s={byId.get(p.session_id)} />
+          ))}
+        </ul>
+      </div>
     </div>
   );
 }
@@ -210,9 +213,14 @@ function Home() {
     <div class="home">
       <h1>svc-code</h1>
       <p>Run, watch, steer and approve coding agents.</p>
-      <button type="button" class="primary big" onClick={() => navigate("/new")}>
-        Create a session
-      </button>
+      <div class="row homeactions">
+        <button type="button" class="primary big" onClick={() => navigate("/new")}>
+          Create a session
+        </button>
+        <a class="button big" href="/cli" onClick={(e) => (e.preventDefault(), navigate("/cli"))}>
+          Sessions run in a terminal
+        </a>
+      </div>
       {list.length > 0 && (
         <>
           <h2>Recent</h2>

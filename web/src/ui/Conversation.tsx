@@ -9,7 +9,7 @@ import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/ho
 import { del, patch, post, put, q } from "../lib/api";
 import { baseName, fmtCost } from "../lib/format";
 import { PERMISSION_MODES, type PermissionMode, type Session } from "../protocol/types";
-import { applySession, isArchived, navigate, providers, removeSession, setArchived } from "../state/app";
+import { applySession, isArchived, navigate, providers, removeSession, route, setArchived } from "../state/app";
 import { LiveSession } from "../state/live";
 import type { Page } from "../state/session";
 import { stopText } from "../state/session";
@@ -19,6 +19,8 @@ import { Composer, type ExecResult } from "./Composer";
 import { journalEdits } from "../lib/journal";
 import { TurnJournal } from "./TurnChips";
 import { PermissionCard } from "./Permission";
+import { AwayWatch } from "../state/away";
+import { AwaySummaryView } from "./AwaySummary";
 
 /** Pages (of 50 blocks) rendered at first; earlier ones come on demand. */
 const FIRST_PAGES = 2;
@@ -79,6 +81,10 @@ function Conversation({ live }: { live: LiveSession }) {
   });
   useEffect(() => () => turns.cancel(), [turns]);
 
+  // The turns that ended while this browser did not show the session.
+  const away = useMemo(() => new AwayWatch(live.id, s, live.loading), [live]);
+  useEffect(() => away.start(), [away]);
+
   const actions: BlockActions = useMemo(
     () => ({
       turns,
@@ -117,6 +123,8 @@ function Conversation({ live }: { live: LiveSession }) {
           </button>
         </div>
       )}
+      <ContinuedFrom />
+      <AwaySummaryView watch={away} sessionId={live.id} />
       <Transcript live={live} actions={actions} />
       <div class="dock">
         <Heartbeat live={live} />
@@ -125,6 +133,29 @@ function Conversation({ live }: { live: LiveSession }) {
         <QueueView live={live} />
         <Composer live={live} onStop={stop} onExec={(r: ExecResult) => s.addExec(r)} />
       </div>
+    </div>
+  );
+}
+
+/** After "Continue here" (?from=claude/<id>): the history stays in the terminal session's transcript. */
+function ContinuedFrom() {
+  const from = new URLSearchParams(route.value.search).get("from") ?? "";
+  const m = /^(claude|codex)\/([A-Za-z0-9_-][A-Za-z0-9._-]{0,199})$/.exec(from);
+  const [hidden, setHidden] = useState(false);
+  if (!m || hidden) return null;
+  const href = `/cli/${m[1]}/${m[2]}`;
+  return (
+    <div class="banner" role="status">
+      <span>
+        Continues a session run in a terminal: its first prompt here resumes it, and its history stays in{" "}
+        <a href={href} onClick={(e) => (e.preventDefault(), navigate(href))}>
+          the terminal session's transcript
+        </a>
+        .
+      </span>
+      <button type="button" class="mini" aria-label="Dismiss" onClick={() => setHidden(true)}>
+        ×
+      </button>
     </div>
   );
 }

@@ -21,7 +21,9 @@ import {
   sessionsError,
   setArchived,
   showArchived,
+  sidebarTab,
 } from "../state/app";
+import { CliListLazy } from "./CliLazy";
 import { groupByProject, sidebarSessions } from "../state/sidebar";
 
 interface Hit {
@@ -81,13 +83,22 @@ export function Sidebar() {
         >
           New session
         </a>
-        <form role="search" onSubmit={search} class="search">
-          <label class="sr-only" for="session-search">
-            Search sessions
-          </label>
-          <input id="session-search" type="search" placeholder="Search titles and prompts" value={query} onInput={(e) => (setQuery(e.currentTarget.value), e.currentTarget.value === "" && setHits(null))} />
-        </form>
+        <SideTabs />
+        {sidebarTab.value === "svc" && (
+          <form role="search" onSubmit={search} class="search">
+            <label class="sr-only" for="session-search">
+              Search sessions
+            </label>
+            <input id="session-search" type="search" placeholder="Search titles and prompts" value={query} onInput={(e) => (setQuery(e.currentTarget.value), e.currentTarget.value === "" && setHits(null))} />
+          </form>
+        )}
       </div>
+      {sidebarTab.value === "cli" ? (
+        <div role="tabpanel" id="sidepanel-cli" aria-labelledby="sidetab-cli" class="sidepanel">
+          <CliListLazy />
+        </div>
+      ) : (
+        <div role="tabpanel" id="sidepanel-svc" aria-labelledby="sidetab-svc" class="sidepanel">
       {err && <p class="error">{err}</p>}
       {sessionsError.value && !eventsLive.value && <p class="error">Sessions: {sessionsError.value}</p>}
       {hits ? (
@@ -132,7 +143,44 @@ export function Sidebar() {
           </div>
         </div>
       )}
+        </div>
+      )}
     </nav>
+  );
+}
+
+/** svc-code's sessions, or those run in a terminal (Claude Code, Codex). */
+function SideTabs() {
+  const tab = sidebarTab.value;
+  const tabs: { key: "svc" | "cli"; label: string }[] = [
+    { key: "svc", label: "svc-code" },
+    { key: "cli", label: "Terminal" },
+  ];
+  const onKey = (e: KeyboardEvent) => {
+    if (e.key !== "ArrowLeft" && e.key !== "ArrowRight") return;
+    e.preventDefault();
+    const next = tab === "svc" ? "cli" : "svc";
+    sidebarTab.value = next;
+    requestAnimationFrame(() => document.getElementById(`sidetab-${next}`)?.focus());
+  };
+  return (
+    <div class="sidetabs" role="tablist" aria-label="Which sessions" onKeyDown={onKey}>
+      {tabs.map((t) => (
+        <button
+          key={t.key}
+          type="button"
+          role="tab"
+          id={`sidetab-${t.key}`}
+          aria-selected={tab === t.key}
+          aria-controls={`sidepanel-${t.key}`}
+          tabIndex={tab === t.key ? 0 : -1}
+          title={t.key === "cli" ? "Claude Code and Codex sessions run in a terminal" : "Sessions run by svc-code"}
+          onClick={() => (sidebarTab.value = t.key)}
+        >
+          {t.label}
+        </button>
+      ))}
+    </div>
   );
 }
 

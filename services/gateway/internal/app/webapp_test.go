@@ -25,6 +25,7 @@ func TestWebApp(t *testing.T) {
 		"/", "/new", "/s/K7QZ3XH2M4A5B6C7D2E3F4G5H6", "/s/K7QZ3XH2M4A5B6C7D2E3F4G5H6/terminal",
 		"/s/K7QZ3XH2M4A5B6C7D2E3F4G5H6/files", "/s/K7QZ3XH2M4A5B6C7D2E3F4G5H6/changes", "/s/K7QZ3XH2M4A5B6C7D2E3F4G5H6/git/",
 		"/costs", "/sql", "/settings",
+		"/cli", "/cli/claude/3f2b9c1e-8d7a-4e21-9b0c-2a1d5e6f7a8b", "/cli/codex/0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b",
 	}
 	for _, p := range pages {
 		r := g.do(req{path: p, headers: cookie(c, nil)})
@@ -75,7 +76,7 @@ func TestWebApp(t *testing.T) {
 		t.Fatalf("GET /sw.js = %d, want the built service worker", r.status)
 	}
 	// Paths that are not the app's are 404, and none reaches a backend.
-	for _, p := range []string{"/s/lowercase", "/s/K7QZ3XH2M4A5B6C7D2E3F4G5H6/x", "/s/K7QZ3XH2M4A5B6C7D2E3F4G5H6/settings", "/costs/x", "/sqlx", "/assets/missing.js", "/assets/../web.go", "/dist/index.html", "/index.html"} {
+	for _, p := range []string{"/s/lowercase", "/s/K7QZ3XH2M4A5B6C7D2E3F4G5H6/x", "/s/K7QZ3XH2M4A5B6C7D2E3F4G5H6/settings", "/costs/x", "/sqlx", "/cli/gemini/abc", "/cli/claude/", "/cli/claude/a/b", "/cli/claude/..", "/cli/claude/.hidden", "/clix", "/assets/missing.js", "/assets/../web.go", "/dist/index.html", "/index.html"} {
 		wantStatus(t, g.do(req{path: p, headers: cookie(c, nil)}), 404, "not_found")
 	}
 	// Without a credential the app's page and assets are refused.

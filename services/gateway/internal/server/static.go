@@ -19,8 +19,10 @@ import (
 // appPage matches the browser app's own paths, each answered with its page:
 // the home, the new-session form, a session (/s/{id}) and its panes
 // (/s/{id}/terminal, files, changes, git), and the panes of no session
-// (/costs, /sql, /settings).
-var appPage = regexp.MustCompile(`^/(new|costs|sql|settings|s/[A-Z2-7]{10,40}(/(terminal|files|changes|git))?/?)?$`)
+// (/costs, /sql, /settings), and the sessions started in a terminal: their
+// list (/cli) and one of them, read-only (/cli/{claude|codex}/{id}; the id's
+// characters are those the chat service accepts, which checks it again).
+var appPage = regexp.MustCompile(`^/(new|costs|sql|settings|cli(/(claude|codex)/[A-Za-z0-9_-][A-Za-z0-9._-]{0,199})?|s/[A-Z2-7]{10,40}(/(terminal|files|changes|git))?/?)?$`)
 
 // static serves the embedded assets: the app's page at its paths, its
 // hashed assets and service worker (web/dist), and the public files
