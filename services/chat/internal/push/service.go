@@ -166,6 +166,7 @@ func (s *Service) key(parts ...string) string {
 func (s *Service) Run(ctx context.Context) {
 	s.running.Store(true)
 	defer close(s.done)
+	defer s.cfg.Client.CloseIdleConnections()
 	defer s.running.Store(false)
 	renew := time.NewTicker(visibleTTL / 3)
 	defer renew.Stop()
@@ -285,7 +286,9 @@ func (s *Service) PermissionResolved(sessionID, requestID string) {
 
 // TurnEnded implements room.PushHook.
 func (s *Service) TurnEnded(sessionID, turnID string, took time.Duration, costUSD float64, status string) {
-	if !s.running.Load() {
+	// push_turn_seconds is a whole number of seconds: a shorter turn needs
+	// no look at it (most turns: nothing on the pump's path).
+	if !s.running.Load() || took < time.Second {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), hookTimeout)
