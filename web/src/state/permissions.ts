@@ -23,6 +23,8 @@ export interface PermState {
 
 export class PermissionBook {
   readonly items = signal<PermState[]>([]);
+  /** The server's replay of pending requests ended at least once (a request not in items now is not pending). */
+  readonly synced = signal(false);
   private mine = new Set<string>();
   private resync: Set<string> | null = null;
 
@@ -82,6 +84,7 @@ export class PermissionBook {
   endResync() {
     const gone = this.resync;
     this.resync = null;
+    if (gone) this.synced.value = true;
     if (!gone || gone.size === 0) return;
     this.items.value = this.items.peek().map((p) => (gone.has(p.req.request_id) && (p.status === "pending" || p.status === "sending") ? { ...p, status: "retired", reason: "no longer pending (answered or retired while this page was away)" } : p));
   }
