@@ -331,8 +331,17 @@ type SendNowMessage struct {
 	QueueID string `json:"queue_id"`
 }
 
+// VisibilityMessage says whether the page that holds this socket is
+// visible to its user (document.visibilityState). A socket counts as
+// watching its session from visible true until visible false or its close;
+// while any socket watches a session, no Web Push goes for it.
+type VisibilityMessage struct {
+	Type    string `json:"type" tstype:"'visibility'"`
+	Visible bool   `json:"visible"`
+}
+
 //tygo:emit
 var _ = `/** Every message a client sends on /chat. */
 export type ChatClientMessage = UserMessage | PingMessage | StopMessage | ClearSessionMessage
   | SetPermissionModeMessage | PermissionResponseMessage | ToolAnswerMessage | CancelQueuedMessage
-  | SendNowMessage;`
+  | SendNowMessage | VisibilityMessage;`

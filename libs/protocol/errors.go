@@ -38,6 +38,10 @@ const (
 	// restart, a crash, a network cut); the same request may work a
 	// moment later.
 	CodeStorageUnavailable = "storage_unavailable"
+	// CodeGone: what the request acts on existed but is no longer there
+	// (a push answer token whose permission request was already answered
+	// or ended).
+	CodeGone = "gone"
 )
 
 var statusByCode = map[string]int{
@@ -61,6 +65,7 @@ var statusByCode = map[string]int{
 	CodeTooManyConnections: http.StatusTooManyRequests,
 	CodeInternal:           http.StatusInternalServerError,
 	CodeStorageUnavailable: http.StatusServiceUnavailable,
+	CodeGone:               http.StatusGone,
 }
 
 // Error is an error whose code and message are safe to show to a client.

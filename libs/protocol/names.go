@@ -37,6 +37,9 @@ const (
 	MsgToolAnswer         = "tool_answer"
 	MsgCancelQueued       = "cancel_queued"
 	MsgSendNow            = "send_now"
+	// MsgVisibility says whether the page showing the session is visible
+	// (Web Push is held back while one is).
+	MsgVisibility = "visibility"
 )
 
 // MaxAnsweredBy is the longest answered_by label, in bytes.

@@ -394,10 +394,20 @@ export interface SendNowMessage {
   type: 'send_now';
   queue_id: string;
 }
+/**
+ * VisibilityMessage says whether the page that holds this socket is
+ * visible to its user (document.visibilityState). A socket counts as
+ * watching its session from visible true until visible false or its close;
+ * while any socket watches a session, no Web Push goes for it.
+ */
+export interface VisibilityMessage {
+  type: 'visibility';
+  visible: boolean;
+}
 /** Every message a client sends on /chat. */
 export type ChatClientMessage = UserMessage | PingMessage | StopMessage | ClearSessionMessage
   | SetPermissionModeMessage | PermissionResponseMessage | ToolAnswerMessage | CancelQueuedMessage
-  | SendNowMessage;
+  | SendNowMessage | VisibilityMessage;
 
 //////////
 // source: events.go
@@ -508,6 +518,135 @@ export interface ErrorEvent {
 /** Every frame the server sends on /api/events. */
 export type EventFrame = SnapshotEvent | SessionEvent | SessionDeletedEvent | PermissionRequestEvent
   | PermissionResolvedEvent | HeartbeatEvent | PongEvent | ErrorEvent;
+
+//////////
+// source: push.go
+
+/**
+ * Kinds of push payload.
+ */
+export const PushPermission = "permission";
+/**
+ * Kinds of push payload.
+ */
+export const PushTurnEnded = "turn_ended";
+/**
+ * Kinds of push payload.
+ */
+export const PushResolved = "resolved";
+/**
+ * Kinds of push payload.
+ */
+export const PushTest = "test";
+/**
+ * PushKey answers GET /api/push/key: the VAPID public key, the
+ * applicationServerKey of pushManager.subscribe.
+ */
+export interface PushKey {
+  /**
+   * PublicKey is the uncompressed P-256 point, base64url without padding.
+   */
+  public_key: string;
+}
+/**
+ * PushSubscriptionKeys are a browser subscription's keys, base64url.
+ */
+export interface PushSubscriptionKeys {
+  p256dh: string;
+  auth: string;
+}
+/**
+ * BrowserPushSubscription is PushSubscription.toJSON() of the browser.
+ */
+export interface BrowserPushSubscription {
+  endpoint: string;
+  keys: PushSubscriptionKeys;
+}
+/**
+ * PushSubscribeRequest is the body of POST /api/push/subscriptions.
+ */
+export interface PushSubscribeRequest {
+  name: string;
+  subscription: BrowserPushSubscription;
+}
+/**
+ * PushSubscription is a registered device as listed (its endpoint is never
+ * echoed in full: only its origin).
+ */
+export interface PushSubscription {
+  id: string;
+  name: string;
+  endpoint_origin: string;
+  created_at: string /* RFC 3339 */;
+  last_success_at?: string /* RFC 3339 */;
+  last_error?: string;
+  user_agent: string;
+}
+/**
+ * PushSubscriptionList answers GET /api/push/subscriptions.
+ */
+export interface PushSubscriptionList {
+  subscriptions: PushSubscription[];
+}
+/**
+ * PushAnswerRequest is the body of POST /api/push/answer.
+ */
+export interface PushAnswerRequest {
+  token: string;
+  decision: 'allow' | 'deny';
+}
+/**
+ * PushAnswer answers POST /api/push/answer.
+ */
+export interface PushAnswer {
+  session_id: string;
+  request_id: string;
+  decision: 'allow' | 'deny';
+}
+/**
+ * PushPending answers GET /api/push/pending: the permission requests
+ * waiting over all sessions (the app badge).
+ */
+export interface PushPending {
+  count: number /* int */;
+}
+/**
+ * PushPayload is what a push carries (JSON, encrypted per RFC 8291); Kind
+ * says which fields are set.
+ */
+export interface PushPayload {
+  kind: 'permission' | 'turn_ended' | 'resolved' | 'test';
+  /**
+   * Pending is the count of permission requests waiting (the badge).
+   */
+  pending: number /* int */;
+  session_id?: string;
+  session_title?: string;
+  url?: string;
+  /**
+   * permission (and resolved: RequestID)
+   */
+  request_id?: string;
+  tool_name?: string;
+  /**
+   * Input is the tool's whole input, or when it does not fit a string
+   * holding its beginning, with InputTruncated true (then the
+   * notification offers no Allow: only Open).
+   */
+  input?: unknown;
+  input_truncated?: boolean;
+  /**
+   * Token answers this request once through POST /api/push/answer.
+   */
+  token?: string;
+  expires_at?: string;
+  /**
+   * turn_ended
+   */
+  duration_ms?: number /* int64 */;
+  cost_usd?: number /* float64 */;
+  status?: string;
+}
 
 //////////
 // source: routes.go

@@ -9,12 +9,14 @@ package app
 
 import (
 	"net"
+	"strings"
 	"time"
 
 	"github.com/svc-code/svc-code/libs/envconf"
 	"github.com/svc-code/svc-code/libs/svcenv"
 	"github.com/svc-code/svc-code/services/chat/internal/agent"
 	"github.com/svc-code/svc-code/services/chat/internal/events"
+	"github.com/svc-code/svc-code/services/chat/internal/push"
 	"github.com/svc-code/svc-code/services/chat/internal/room"
 )
 
@@ -45,6 +47,12 @@ const (
 	// EnvEventsHeartbeat is how long an events socket may stay silent
 	// before it gets a heartbeat frame.
 	EnvEventsHeartbeat = "CHAT_EVENTS_HEARTBEAT"
+	// EnvPushSubject is the VAPID subject of Web Push (a mailto: or
+	// https: URL the push services may contact).
+	EnvPushSubject = "CHAT_PUSH_SUBJECT"
+	// EnvPushRetry is the first wait before a push is tried again (429,
+	// 5xx, network error); it doubles each try, 4 tries in all.
+	EnvPushRetry = "CHAT_PUSH_RETRY"
 )
 
 // Config is chat's configuration.
@@ -71,6 +79,10 @@ type Config struct {
 	EventsHeartbeat time.Duration
 	// Files is where the task, catalog and upload routes read and write.
 	Files FilesConfig
+	// PushSubject is CHAT_PUSH_SUBJECT (default push.DefaultSubject).
+	PushSubject string
+	// PushRetry is CHAT_PUSH_RETRY (default push.DefaultRetryBase).
+	PushRetry time.Duration
 
 	// lookPath finds the providers' default programs; nil means
 	// exec.LookPath. Tests set it to control what is "on PATH".
@@ -96,6 +108,14 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		EventsCheck:     r.Duration(EnvEventsCheck, events.DefaultCheckEvery),
 		EventsHeartbeat: r.Duration(EnvEventsHeartbeat, events.DefaultHeartbeat),
 		Files:           loadFiles(r),
+		PushSubject:     r.String(EnvPushSubject, push.DefaultSubject),
+		PushRetry:       r.Duration(EnvPushRetry, push.DefaultRetryBase),
+	}
+	if !strings.HasPrefix(cfg.PushSubject, "mailto:") && !strings.HasPrefix(cfg.PushSubject, "https://") {
+		r.Fail("%s=%q: want a mailto: or https:// URL", EnvPushSubject, cfg.PushSubject)
+	}
+	if cfg.PushRetry < 10*time.Millisecond || cfg.PushRetry > 30*time.Second {
+		r.Fail("%s=%s: want 10ms to 30s", EnvPushRetry, cfg.PushRetry)
 	}
 	if cfg.Heartbeat < 50*time.Millisecond {
 		r.Fail("%s=%s: want at least 50ms", EnvHeartbeat, cfg.Heartbeat)

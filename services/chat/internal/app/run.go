@@ -2,14 +2,18 @@ package app
 
 import (
 	"context"
+	"crypto/rand"
 	"embed"
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/svc-code/svc-code/libs/confignotice"
+	"github.com/svc-code/svc-code/libs/internalauth"
 	"github.com/svc-code/svc-code/libs/pgmigrate"
 	"github.com/svc-code/svc-code/libs/redisx"
 	"github.com/svc-code/svc-code/libs/svcenv"
@@ -18,6 +22,7 @@ import (
 	"github.com/svc-code/svc-code/services/chat/internal/catalog"
 	"github.com/svc-code/svc-code/services/chat/internal/chatws"
 	"github.com/svc-code/svc-code/services/chat/internal/events"
+	"github.com/svc-code/svc-code/services/chat/internal/push"
 	"github.com/svc-code/svc-code/services/chat/internal/room"
 	"github.com/svc-code/svc-code/services/chat/internal/store"
 	"github.com/svc-code/svc-code/services/chat/internal/tasks"
@@ -80,7 +85,12 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	}
 	defer appendDB.Close()
 	st := store.New(db, store.AppendPool(appendDB), store.SyncAgentMessages(cfg.SyncAgentLog))
+	pusher, err := newPusher(cfg, secret, st, db, rdb, log)
+	if err != nil {
+		return err
+	}
 	rooms := room.NewManager(room.Config{
+		Push: pusher,
 		Store: st, LookPath: cfg.lookPath, Env: cfg.agentEnv, Log: log,
 		NewProvider: cfg.newProvider, Redis: rdb, TurnStream: redisx.Keys{Prefix: cfg.RedisPrefix}.Key("turns"),
 		Prefix: cfg.RedisPrefix, OwnerTTL: cfg.OwnerTTL, Heartbeat: cfg.Heartbeat, Secret: secret,
@@ -88,6 +98,8 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	// Turns a dead predecessor left running are closed before the first
 	// client is served, so that its connected tells the truth.
 	rooms.RecoverTurns(ctx)
+	pusher.SetRuntime(rooms)
+	push.Register(app, pusher)
 	api.Register(app, api.Deps{
 		Store:    st,
 		Runtime:  rooms,
@@ -105,7 +117,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	})
 	catalog.Register(app, catalog.Deps{Catalog: &catalog.Catalog{Dirs: cfg.Files.Catalog}, Log: log})
 	uploads.Register(app, uploads.Deps{DataHome: cfg.DataHome, Sessions: st, MaxImageBytes: cfg.Files.MaxImageBytes, MaxFileBytes: cfg.Files.MaxFileBytes, Log: log})
-	sockets := chatws.Register(app, chatws.Deps{Store: st, Rooms: rooms, Log: log})
+	sockets := chatws.Register(app, chatws.Deps{Store: st, Rooms: rooms, Log: log, Visibility: pusher})
 	// Hijacked WebSockets are not waited for by the HTTP shutdown: close
 	// them, and end the agent processes, as soon as the context ends.
 	liveCtx, cancelLive := context.WithCancel(ctx)
@@ -114,6 +126,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		defer close(hubDone)
 		hub.Run(liveCtx) // closes its sockets when liveCtx ends
 	}()
+	go pusher.Run(liveCtx)
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
@@ -121,6 +134,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		sockets.CloseAll()
 		rooms.Close()
 		<-hubDone
+		<-pusher.Done()
 	}()
 	defer func() {
 		<-stopped
@@ -133,4 +147,32 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	}
 	log.InfoContext(ctx, "listening", "addr", ln.Addr().String(), "data_home", cfg.DataHome)
 	return svchttp.Serve(ctx, app, ln, cfg.ShutdownTimeout, log)
+}
+
+// newPusher makes the Web Push service: its VAPID keys (created in the data
+// home on first start), its subscriptions, its answer tokens' key.
+func newPusher(cfg Config, secret internalauth.Secret, st *store.Store, db *pgxpool.Pool, rdb *redis.Client, log *slog.Logger) (*push.Service, error) {
+	keys, err := push.LoadKeys(cfg.DataHome)
+	if err != nil {
+		return nil, err
+	}
+	return push.New(push.Config{
+		Keys: keys, Subject: cfg.PushSubject, Subs: push.Subs{DB: db}, Redis: rdb, Prefix: cfg.RedisPrefix,
+		Instance: rand.Text()[:12], TokenKey: secret.Derive(push.TokenKeyPurpose), RetryBase: cfg.PushRetry,
+		Title: func(ctx context.Context, id string) string {
+			s, err := st.Get(ctx, id)
+			if err != nil {
+				return ""
+			}
+			return s.Title
+		},
+		TurnThreshold: func(ctx context.Context) time.Duration {
+			n := int64(60)
+			if _, err := st.Setting(ctx, workspace.ConfigPrefix+workspace.KeyPushTurnSeconds, &n); err != nil {
+				log.ErrorContext(ctx, "read push_turn_seconds", "err", err)
+			}
+			return time.Duration(n) * time.Second
+		},
+		Log: log,
+	}), nil
 }

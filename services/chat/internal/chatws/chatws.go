@@ -87,6 +87,15 @@ type Deps struct {
 	Rooms *room.Manager
 	Home  string // reported as home in connected; "" means $HOME
 	Log   *slog.Logger
+	// Visibility, when set, is told what the sockets say with their
+	// visibility messages, and that a socket closed (visible false).
+	Visibility Visibility
+}
+
+// Visibility records which sockets are visible to their user
+// (internal/push holds Web Push back while one of a session is).
+type Visibility interface {
+	SetVisible(sessionID string, socket any, visible bool)
 }
 
 type server struct {
@@ -252,6 +261,9 @@ func (s *server) serve(ws *websocket.Conn, u upgrade) {
 	}()
 	<-joined
 	defer r.Leave(c)
+	if s.Visibility != nil {
+		defer s.Visibility.SetVisible(sess.ID, c, false)
+	}
 	var replay func(func(...room.Frame) error) (int64, error)
 	if after >= 0 {
 		replay = func(put func(...room.Frame) error) (int64, error) { return s.replay(c, sess.ID, after, put) }
@@ -435,6 +447,7 @@ type clientMessage struct {
 	Answers         json.RawMessage `json:"answers"`
 	AnsweredBy      string          `json:"answered_by"`
 	QueueID         string          `json:"queue_id"`
+	Visible         *bool           `json:"visible"`
 }
 
 // checkAnsweredBy validates a permission answer's answered_by: at most
@@ -503,6 +516,14 @@ func (s *server) handle(ctx context.Context, c *conn, r *room.Room, raw []byte) 
 			return
 		}
 		r.Do(ctx, c, room.Command{Type: m.Type, RequestID: m.RequestID, Answers: m.Answers, AnsweredBy: m.AnsweredBy})
+	case protocol.MsgVisibility:
+		if m.Visible == nil {
+			c.Send(room.ErrorFrame("visibility: visible (true or false) is required"))
+			return
+		}
+		if s.Visibility != nil {
+			s.Visibility.SetVisible(r.ID(), c, *m.Visible)
+		}
 	case "":
 		c.Send(room.ErrorFrame("message without a type"))
 	default:

@@ -21,6 +21,8 @@ type Command struct {
 	AnsweredBy string `json:"answered_by,omitempty"`
 	// QueueID names a queued prompt (cancel_queued, send_now).
 	QueueID string `json:"queue_id,omitempty"`
+	// Digest is RequestDigest of the request an apiAnswer is for.
+	Digest string `json:"digest,omitempty"`
 }
 
 // queueKick asks the owner to send the first queued prompt if the session
@@ -85,7 +87,7 @@ func (r *Room) exec(ctx context.Context, sender Sink, cmd Command) {
 		r.promptMu.Lock()
 		r.sendFirstLocked(ctx)
 		r.promptMu.Unlock()
-	case apiStop, apiMode, apiEnd:
+	case apiStop, apiMode, apiEnd, apiAnswer:
 		r.execAPI(ctx, sender, cmd)
 	default:
 		sender.Send(ErrorFrame("unknown command " + cmd.Type))

@@ -64,6 +64,10 @@ func (r *Room) execAPI(ctx context.Context, sender Sink, cmd Command) {
 		res.Applied, err = r.m.setModeHere(ctx, r, cmd.Mode)
 	case apiEnd:
 		r.m.endHere(r)
+	case apiAnswer:
+		if !r.answerPush(ctx, cmd) {
+			err = errors.New(notPending)
+		}
 	}
 	if err != nil {
 		res.Error = err.Error()

@@ -97,6 +97,9 @@ type Config struct {
 	// under a key derived from it (relayauth.go). Instances that do not
 	// share it ignore each other's messages.
 	Secret internalauth.Secret
+	// Push, when set, is told of the events a Web Push may go for (see
+	// push.go).
+	Push PushHook
 	// Heartbeat is the turn heartbeat: while a turn runs and the agent has
 	// been silent this long, compact_progress (heartbeat: true) is
 	// broadcast, then again every Heartbeat until the agent speaks or the
@@ -870,6 +873,9 @@ func (r *Room) pump(p agent.Provider, providerSessionID, providerName string) {
 			r.order = append(r.order, e.RequestID)
 			sinks := r.sinkList()
 			r.mu.Unlock()
+			if h := r.m.cfg.Push; h != nil {
+				h.PermissionRequested(r.id, e)
+			}
 			f := PermissionRequestFrame(e, false)
 			for _, s := range sinks {
 				s.Send(f)
@@ -1107,12 +1113,21 @@ func (r *Room) resolved(requestID, behavior string, ok bool, reason, answeredBy 
 	}
 	r.Broadcast(NewFrame(0, f))
 	r.m.notify(Wake{SessionID: r.id, Kind: WakePermissionResolved, Resolved: &f})
+	if h := r.m.cfg.Push; h != nil {
+		h.PermissionResolved(r.id, requestID)
+	}
 }
 
 // PermissionResponse answers a pending request and broadcasts
 // permission_resolved, with answeredBy (the answering page's label, "" if
 // none); ok is false when the request is not pending.
 func (r *Room) PermissionResponse(ctx context.Context, requestID string, d agent.PermissionDecision, answeredBy string) {
+	r.respond(ctx, requestID, d, answeredBy)
+}
+
+// respond is PermissionResponse, reporting whether the agent took the
+// answer.
+func (r *Room) respond(ctx context.Context, requestID string, d agent.PermissionDecision, answeredBy string) bool {
 	ok := false
 	var failure error
 	if p := r.current(); p != nil {
@@ -1129,6 +1144,7 @@ func (r *Room) PermissionResponse(ctx context.Context, requestID string, d agent
 		r.Broadcast(ErrorFrame("permission response: " + failure.Error()))
 	}
 	r.resolved(requestID, string(d.Behavior), ok, "", answeredBy)
+	return ok
 }
 
 // Stop interrupts the running turn, then broadcasts `stopped`.

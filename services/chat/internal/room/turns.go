@@ -376,6 +376,20 @@ func (r *Room) turnEnded(e *agent.TurnEnded, cut string) {
 		toolsJSON = []byte("[]")
 	}
 	now := time.Now()
+	if h := r.m.cfg.Push; h != nil {
+		status := cut
+		if e != nil {
+			status = "success"
+			if e.IsError {
+				status = "error"
+			}
+		}
+		cost := 0.0
+		if e != nil {
+			cost = e.CostUSD
+		}
+		h.TurnEnded(r.id, t.id, now.Sub(t.start), cost, status)
+	}
 	v := map[string]any{
 		"event": "turn_ended", "session_id": r.id, "turn_id": t.id, "prompt": t.text, "model": t.model,
 		"cwd": t.cwd, "provider": t.provider,

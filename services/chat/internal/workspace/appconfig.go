@@ -31,6 +31,9 @@ const (
 	KeyDefaultPreset    = "layout.default_preset"
 	KeyTheme            = "ui.theme"
 	KeyFontSize         = "ui.font_size"
+	// KeyPushTurnSeconds: a turn that ran longer than this many seconds
+	// sends a Web Push when it ends (internal/push); 0: never.
+	KeyPushTurnSeconds = "push_turn_seconds"
 	maxExtraDirs        = 64
 	maxShadowMaxFileMB  = 102400
 	maxSQLTimeoutSecond = 3600
@@ -82,6 +85,12 @@ var Keys = []Key{
 		Name: KeyFontSize, Type: "integer (px)", Default: 14,
 		Description: "Font size of the conversation and the editors in the web UI. 10 to 24.",
 		parse:       intIn(10, 24),
+	},
+	{
+		Name: KeyPushTurnSeconds, Type: "integer (seconds)", Default: 60,
+		Description: "A turn that ran longer than this sends a Web Push notification when it ends " +
+			"(to the subscribed devices, unless a tab shows the session); 0 never. 0 to 86400.",
+		parse: intIn(0, 86400),
 	},
 }
 
