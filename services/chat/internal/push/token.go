@@ -69,7 +69,7 @@ func (t tokens) open(token string, now time.Time) (tokenClaims, error) {
 	if !ok {
 		return tokenClaims{}, errBadToken
 	}
-	got, err := base64.RawURLEncoding.DecodeString(sig)
+	got, err := base64.RawURLEncoding.Strict().DecodeString(sig)
 	if err != nil || !hmac.Equal(got, t.mac(body)) {
 		return tokenClaims{}, errBadToken
 	}

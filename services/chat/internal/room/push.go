@@ -67,6 +67,9 @@ func (r *Room) answerPush(ctx context.Context, cmd Command) bool {
 	if !ok || RequestDigest(req) != cmd.Digest {
 		return false
 	}
+	if string(cmd.Decision.UpdatedInput) == "null" { // a nil one, through JSON
+		cmd.Decision.UpdatedInput = nil
+	}
 	return r.respond(ctx, cmd.RequestID, cmd.Decision, cmd.AnsweredBy)
 }
 

@@ -25,15 +25,15 @@ const ConfigPrefix = "config/"
 
 // The configuration keys other parts of svc-code read.
 const (
-	KeyExtraDirs        = "extra_dirs"
-	KeyShadowMaxFileMB  = "shadow_git.max_file_size_mb"
-	KeySQLTimeout       = "shadow_db.sql_timeout_s"
-	KeyDefaultPreset    = "layout.default_preset"
-	KeyTheme            = "ui.theme"
-	KeyFontSize         = "ui.font_size"
+	KeyExtraDirs       = "extra_dirs"
+	KeyShadowMaxFileMB = "shadow_git.max_file_size_mb"
+	KeySQLTimeout      = "shadow_db.sql_timeout_s"
+	KeyDefaultPreset   = "layout.default_preset"
+	KeyTheme           = "ui.theme"
+	KeyFontSize        = "ui.font_size"
 	// KeyPushTurnSeconds: a turn that ran longer than this many seconds
 	// sends a Web Push when it ends (internal/push); 0: never.
-	KeyPushTurnSeconds = "push_turn_seconds"
+	KeyPushTurnSeconds  = "push_turn_seconds"
 	maxExtraDirs        = 64
 	maxShadowMaxFileMB  = 102400
 	maxSQLTimeoutSecond = 3600

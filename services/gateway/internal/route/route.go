@@ -44,6 +44,7 @@ var Table = []Entry{
 	{"/api/app", Chat},
 	{"/api/drafts", Chat},
 	{"/api/favorites", Chat},
+	{"/api/push", Chat},
 	{"/api/welcome", Chat},
 	{"/api/tasks", Chat},
 	{"/api/commands", Chat},

@@ -30,6 +30,14 @@ var publicPaths = map[string]bool{
 	"/static/css/login.css": true,
 }
 
+// publicPosts are reachable without a credential by POST only, and only
+// from this server's origin (or an allowed one): POST /api/push/answer,
+// whose body carries the credential (a notification's single-use answer
+// token), sent by the service worker from a lock screen.
+var publicPosts = map[string]bool{
+	"/api/push/answer": true,
+}
+
 // publicPrefix is the one public folder.
 const publicPrefix = "/instance-icons/"
 
@@ -125,6 +133,12 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 	}
 	s.cors(c)
 	if IsPublic(c.Path()) {
+		return c.Next()
+	}
+	if c.Method() == fiber.MethodPost && publicPosts[c.Path()] {
+		if !s.originAllowed(c) {
+			return &protocol.Error{Code: protocol.CodeOriginForbidden, Message: "this request does not come from this server's origin"}
+		}
 		return c.Next()
 	}
 	id, ok := s.identify(c)
