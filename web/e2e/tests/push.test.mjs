@@ -173,6 +173,9 @@ e2e('a permission push: one per request, shown and answered from the service wor
   assert.ok(allowBox && allowBox.y >= 0 && allowBox.y + allowBox.height <= 844, `the card's Allow is in view (${JSON.stringify(allowBox)})`);
   assert.equal(new URL(phone.url()).search, '', 'the link is consumed (a reload does not jump again)');
   await screenshot(phone, 'push-landed-card');
+  // The favicon carries the pending count while the request waits.
+  const favicon = () => phone.evaluate(() => document.querySelector('link[rel="icon"]')?.getAttribute('href') ?? '');
+  await until(async () => (await favicon()).startsWith('data:image/png'), { timeoutMs: STEP_MS, what: 'the favicon with the count' });
 
   // Allow from the notification: the service worker answers, the agent goes on.
   const answered = await sw.evaluate(async (tag) => {
@@ -184,6 +187,7 @@ e2e('a permission push: one per request, shown and answered from the service wor
   assert.deepEqual(answered.body, { session_id: id, request_id: push.request_id, decision: 'allow' });
   assert.equal(await sw.evaluate(async (tag) => (await /** @type {any} */ (self).registration.getNotifications({ tag })).length, push.request_id), 0, 'the notification is closed');
   await waitText(card, /answered/i);
+  await until(async () => (await favicon()) === '/instance-icons/default.svg', { timeoutMs: STEP_MS, what: 'the plain favicon again' });
   assert.equal(await card.getByRole('button', { name: 'Allow', exact: true }).count(), 0, 'no Allow left on the retired card');
   await until(async () => {
     const { tools } = await api('GET', `/api/sessions/${id}/logs/tools`);
@@ -192,13 +196,16 @@ e2e('a permission push: one per request, shown and answered from the service wor
   await until(async () => agent.evaluate(() => /** @type {any} */ (window).__frames.some((f) => f.type === 'agent_message' && f.data?.type === 'result')), { timeoutMs: STEP_MS, what: 'the turn to end' });
 
   // The token is single-use, and only ours works.
-  const answer = (token) => fetch(`${stack.baseURL}/api/push/answer`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ token, decision: 'allow' }) });
-  const replay = await answer(push.token);
-  assert.ok(replay.status === 403 || replay.status === 410, `a replayed token: ${replay.status} ${await replay.text()}`);
-  const foreign = await answer(push.token.slice(0, -4) + (push.token.endsWith('AAAA') ? 'BBBB' : 'AAAA'));
-  assert.equal(foreign.status, 403, 'a forged token is refused');
-  const made = await answer('x'.repeat(43));
-  assert.equal(made.status, 403, 'an unknown token is refused');
+  // (Sent with this server's Origin, as the service worker's fetch is: the
+  // refusals are the token's, not the origin gate's.)
+  const answer = async (token) => {
+    const res = await fetch(`${stack.baseURL}/api/push/answer`, { method: 'POST', headers: { 'Content-Type': 'application/json', Origin: stack.baseURL }, body: JSON.stringify({ token, decision: 'allow' }) });
+    return { status: res.status, error: (await res.json().catch(() => ({}))).error };
+  };
+  assert.deepEqual(await answer(push.token), { status: 403, error: 'forbidden' }, 'a replayed token is refused');
+  const forged = push.token.slice(0, -4) + (push.token.endsWith('AAAA') ? 'BBBB' : 'AAAA');
+  assert.deepEqual(await answer(forged), { status: 403, error: 'forbidden' }, 'a forged token is refused');
+  assert.deepEqual(await answer('x'.repeat(43)), { status: 403, error: 'forbidden' }, 'an unknown token is refused');
 
   // A second click on a stale notification (the answer no longer counts):
   // a short notification says so.
@@ -239,4 +246,22 @@ e2e('a permission push: one per request, shown and answered from the service wor
   await mine.waitFor({ state: 'detached', timeout: STEP_MS });
   assert.ok(!(await api('GET', '/api/push/subscriptions')).subscriptions.some((s) => s.name === name), 'the server dropped the device');
   service.answerWith(201);
+
+  // A click on the notification itself (no action) brings the app's tab to
+  // the payload's page, routed in place (no reload).
+  await agent.close();
+  await page.evaluate(() => { /** @type {any} */ (window).__sameDocument = true; });
+  const ended = { kind: 'turn_ended', session_id: id, session_title: title, duration_ms: 61000, status: 'success', url: `/s/${id}`, pending: 0 };
+  await cdp.send('ServiceWorker.deliverPushMessage', { origin: stack.baseURL, registrationId, data: JSON.stringify(ended) });
+  const opened = await until(
+    () => sw.evaluate(async (tag) => {
+      const s = /** @type {any} */ (self);
+      const [n] = await s.registration.getNotifications({ tag });
+      return n ? { title: n.title, result: await s.__svcPush.onClick(n, '') } : null;
+    }, `turn:${id}`),
+    { timeoutMs: STEP_MS, what: 'the turn notification' },
+  );
+  assert.deepEqual(opened, { title: `Turn finished in ${title}`, result: { opened: true } });
+  await until(async () => new URL(page.url()).pathname === `/s/${id}`, { timeoutMs: STEP_MS, what: 'the tab to show the session' });
+  assert.equal(await page.evaluate(() => /** @type {any} */ (window).__sameDocument), true, 'routed without a reload');
 });

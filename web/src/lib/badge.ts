@@ -52,14 +52,14 @@ const SIZE = 64;
 /** Keeps the app badge and the favicon on the count; returns the stop function. */
 export function startBadge(count: ReadonlySignal<number>): () => void {
   const link = document.querySelector<HTMLLinkElement>('link[rel="icon"]');
-  const original = link ? { href: link.href, type: link.type } : null;
+  const original = link ? { href: link.getAttribute("href") ?? "", type: link.type } : null;
   let icon: HTMLImageElement | null = null;
   let iconReady = false;
   const paint = (n: number) => {
     if (!link || !original) return;
     if (n <= 0) {
-      if (link.href !== original.href) {
-        link.href = original.href;
+      if (link.getAttribute("href") !== original.href) {
+        link.setAttribute("href", original.href);
         link.type = original.type;
       }
       return;
