@@ -161,9 +161,9 @@ function answerFailure(status, body, decision) {
 }
 
 
-const VERSION = "3699371a1315";
+const VERSION = "eb2094030976";
 const CACHE = "svc-code-shell-" + VERSION;
-const ASSETS = ["/assets/index-Bju68QtP.js","/assets/index-oU5gJF18.css"];
+const ASSETS = ["/assets/index-oU5gJF18.css","/assets/index-zUqa5gHx.js"];
 const SHELL = ["/", "/static/css/login.css", "/manifest.json", "/instance-icons/default.svg", "/instance-icons/icon-192.png", "/instance-icons/icon-512.png"];
 
 self.addEventListener("install", (event) => {

@@ -109,6 +109,7 @@ export function outcomeText(p: PermState): string {
   switch (p.status) {
     case "answered":
       if (p.here) return `Answered here: ${verb}`;
+      if (p.answeredBy === "notification") return `Answered from a notification: ${verb}`;
       return p.answeredBy ? `Answered on another device (${p.answeredBy}): ${verb}` : `Answered elsewhere: ${verb}`;
     case "expired":
       return "This request had expired: your answer was not used";
