@@ -27,7 +27,8 @@ function safePath(url, fallback = "/") {
 function inputText(tool, input, truncated = false) {
 	let s;
 	if (truncated) {
-		s = (typeof input === "string" ? input : JSON.stringify(input) ?? "") + "…";
+		s = typeof input === "string" ? input : JSON.stringify(input) ?? "";
+		if (!s.endsWith("…")) s += "…";
 	} else if (tool === "Bash" && input && typeof input === "object" && typeof input.command === "string") {
 		s = input.command;
 	} else if (typeof input === "string") {
@@ -91,13 +92,13 @@ function notificationOf(p) {
 			};
 		}
 		case "turn_ended": {
-			const st = x.status && x.status !== "success" ? x.status : "finished";
+			const st = turnVerb(x.status);
 			const parts = [typeof x.duration_ms === "number" ? `after ${durationText(x.duration_ms)}` : "", typeof x.cost_usd === "number" ? `$${x.cost_usd.toFixed(2)}` : ""].filter(Boolean);
 			return {
 				title: `Turn ${st} in ${titleOf(x.session_title)}`,
 				options: {
 					...base,
-					body: parts.length ? `The turn ${st === "finished" ? "finished" : "ended: " + st} ${parts.join(" · ")}` : "",
+					body: `The turn ${st}${parts.length ? " " + parts.join(" · ") : ""}.`,
 					tag: `turn:${x.session_id ?? ""}`,
 					data: {
 						...x,
@@ -132,6 +133,18 @@ function notificationOf(p) {
 			}
 		}
 	};
+}
+/** How a turn ended, as a verb: "finished", "failed", "interrupted", "ended (…)". */
+function turnVerb(status) {
+	switch (status) {
+		case undefined:
+		case "":
+		case "success": return "finished";
+		case "error": return "failed";
+		case "interrupted": return "was interrupted";
+		case "process_exited": return "ended (the agent's process exited)";
+	}
+	return `ended (${String(status)})`;
 }
 /** The count for the app badge a payload carries, or null. */
 function pendingOf(p) {
@@ -350,6 +363,32 @@ self.addEventListener("push", (event) => {
 
 self.addEventListener("notificationclick", (event) => {
   event.waitUntil(onClick(event.notification, event.action));
+});
+
+// The browser replaced (or dropped) this device's subscription: subscribe
+// again with the server's key and register the new one (the old endpoint's
+// next push gets 404/410 and the server forgets it).
+self.addEventListener("pushsubscriptionchange", (event) => {
+  event.waitUntil(
+    (async () => {
+      let sub = event.newSubscription;
+      if (!sub) {
+        const r = await fetch("/api/push/key", { credentials: "same-origin" });
+        if (!r.ok) return;
+        const { public_key } = await r.json();
+        const b64 = public_key.replace(/-/g, "+").replace(/_/g, "/");
+        const key = Uint8Array.from(atob(b64 + "===".slice((b64.length + 3) % 4)), (c) => c.charCodeAt(0));
+        sub = await self.registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: key });
+      }
+      const json = sub.toJSON();
+      await fetch("/api/push/subscriptions", {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ name: "Renewed subscription", subscription: { endpoint: json.endpoint, keys: json.keys } }),
+      });
+    })().catch(() => undefined),
+  );
 });
 
 // For the browser tests (web/e2e/tests/push.test.mjs): the handlers the

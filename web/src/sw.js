@@ -201,6 +201,32 @@ self.addEventListener("notificationclick", (event) => {
   event.waitUntil(onClick(event.notification, event.action));
 });
 
+// The browser replaced (or dropped) this device's subscription: subscribe
+// again with the server's key and register the new one (the old endpoint's
+// next push gets 404/410 and the server forgets it).
+self.addEventListener("pushsubscriptionchange", (event) => {
+  event.waitUntil(
+    (async () => {
+      let sub = event.newSubscription;
+      if (!sub) {
+        const r = await fetch("/api/push/key", { credentials: "same-origin" });
+        if (!r.ok) return;
+        const { public_key } = await r.json();
+        const b64 = public_key.replace(/-/g, "+").replace(/_/g, "/");
+        const key = Uint8Array.from(atob(b64 + "===".slice((b64.length + 3) % 4)), (c) => c.charCodeAt(0));
+        sub = await self.registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: key });
+      }
+      const json = sub.toJSON();
+      await fetch("/api/push/subscriptions", {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ name: "Renewed subscription", subscription: { endpoint: json.endpoint, keys: json.keys } }),
+      });
+    })().catch(() => undefined),
+  );
+});
+
 // For the browser tests (web/e2e/tests/push.test.mjs): the handlers the
 // events above call, so a test can run the click path on a shown notification.
 self.__svcPush = { onPush, onClick };

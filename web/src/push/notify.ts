@@ -84,7 +84,8 @@ export function safePath(url: unknown, fallback = "/"): string {
 export function inputText(tool: string, input: unknown, truncated = false): string {
   let s: string;
   if (truncated) {
-    s = (typeof input === "string" ? input : JSON.stringify(input) ?? "") + "…";
+    s = typeof input === "string" ? input : (JSON.stringify(input) ?? "");
+    if (!s.endsWith("…")) s += "…";
   } else if (tool === "Bash" && input && typeof input === "object" && typeof (input as any).command === "string") {
     s = (input as any).command;
   } else if (typeof input === "string") {
@@ -135,11 +136,11 @@ export function notificationOf(p: unknown): PushNotification | null {
       };
     }
     case "turn_ended": {
-      const st = x.status && x.status !== "success" ? x.status : "finished";
+      const st = turnVerb(x.status);
       const parts = [typeof x.duration_ms === "number" ? `after ${durationText(x.duration_ms)}` : "", typeof x.cost_usd === "number" ? `$${x.cost_usd.toFixed(2)}` : ""].filter(Boolean);
       return {
         title: `Turn ${st} in ${titleOf(x.session_title)}`,
-        options: { ...base, body: parts.length ? `The turn ${st === "finished" ? "finished" : "ended: " + st} ${parts.join(" · ")}` : "", tag: `turn:${x.session_id ?? ""}`, data: { ...x, url: safePath(x.url, x.session_id ? `/s/${x.session_id}` : "/") } },
+        options: { ...base, body: `The turn ${st}${parts.length ? " " + parts.join(" · ") : ""}.`, tag: `turn:${x.session_id ?? ""}`, data: { ...x, url: safePath(x.url, x.session_id ? `/s/${x.session_id}` : "/") } },
       };
     }
     case "resolved":
@@ -148,6 +149,23 @@ export function notificationOf(p: unknown): PushNotification | null {
       return { title: "svc-code", options: { ...base, body: "Test notification: this device gets svc-code's notifications.", tag: "svc-test", data: { kind: "test", url: "/settings?section=notifications" } } };
   }
   return { title: "svc-code", options: { ...base, body: "Something needs your attention.", tag: "svc-other", data: { kind: "other", url: "/" } } };
+}
+
+/** How a turn ended, as a verb: "finished", "failed", "interrupted", "ended (…)". */
+export function turnVerb(status: unknown): string {
+  switch (status) {
+    case undefined:
+    case "":
+    case "success":
+      return "finished";
+    case "error":
+      return "failed";
+    case "interrupted":
+      return "was interrupted";
+    case "process_exited":
+      return "ended (the agent's process exited)";
+  }
+  return `ended (${String(status)})`;
 }
 
 /** The count for the app badge a payload carries, or null. */

@@ -42,6 +42,8 @@ describe("notificationOf", () => {
     }
     const t = notificationOf({ ...perm, input: '{"command":"echo aaaa', input_truncated: true })!;
     expect(t.options.body).toMatch(/^\{"command":"echo aaaa…\n\(too long/);
+    // The server's preview ends in … already: not twice.
+    expect(notificationOf({ ...perm, input: '{"command":"echo b…', input_truncated: true })!.options.body).toMatch(/^\{"command":"echo b…\n/);
   });
 
   it("names an untitled session and keeps a foreign url out", () => {
@@ -53,11 +55,13 @@ describe("notificationOf", () => {
   it("shows a turn's end with its duration and cost, a test, nothing for resolved, something for junk", () => {
     const t = notificationOf({ kind: "turn_ended", session_id: "S", session_title: "Long job", duration_ms: 185000, cost_usd: 0.4321, status: "success", url: "/s/S", pending: 0 })!;
     expect(t.title).toBe("Turn finished in Long job");
-    expect(t.options.body).toBe("The turn finished after 3 min 5 s · $0.43");
+    expect(t.options.body).toBe("The turn finished after 3 min 5 s · $0.43.");
     expect(t.options.requireInteraction).toBe(false);
     expect(t.options.actions).toEqual([]);
     const e = notificationOf({ kind: "turn_ended", session_id: "S", status: "error_max_turns", duration_ms: 61000 })!;
-    expect(e.title).toBe("Turn error_max_turns in Untitled session");
+    expect(e.title).toBe("Turn ended (error_max_turns) in Untitled session");
+    expect(notificationOf({ kind: "turn_ended", session_id: "S", status: "interrupted" })!.title).toBe("Turn was interrupted in Untitled session");
+    expect(notificationOf({ kind: "turn_ended", session_id: "S", status: "error" })!.options.body).toBe("The turn failed.");
     expect(notificationOf({ kind: "test", pending: 0 })!.options.body).toMatch(/Test notification/);
     expect(notificationOf({ kind: "resolved", request_id: "req-1", pending: 1 })).toBeNull();
     for (const junk of [null, "x", 42, { kind: "nope" }]) expect(notificationOf(junk)!.title).toBe("svc-code");
