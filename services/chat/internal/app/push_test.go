@@ -351,8 +351,8 @@ func TestPushRetries(t *testing.T) {
 		}
 		if i > 0 {
 			// Backoff: 50ms, 100ms, 200ms (each at least its share).
-			if d, min := p.At.Sub(got[i-1].At), 50*time.Millisecond<<(i-1); d < min {
-				t.Errorf("try %d came %v after the previous, want at least %v", i+1, d, min)
+			if d, least := p.At.Sub(got[i-1].At), 50*time.Millisecond<<(i-1); d < least {
+				t.Errorf("try %d came %v after the previous, want at least %v", i+1, d, least)
 			}
 		}
 	}

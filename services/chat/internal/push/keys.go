@@ -46,7 +46,7 @@ func LoadKeys(dataHome string) (Keys, error) {
 		Public:  base64.RawURLEncoding.EncodeToString(priv.PublicKey().Bytes()),
 		Private: base64.RawURLEncoding.EncodeToString(priv.Bytes()),
 	}
-	b, err := json.MarshalIndent(k, "", "  ")
+	b, err := json.MarshalIndent(k, "", "  ") //nolint:gosec // the key file is written 0600 in a 0700 directory: keeping the private key is its purpose
 	if err != nil {
 		return Keys{}, err
 	}

@@ -217,7 +217,7 @@ func (s *Service) PermissionRequested(sessionID string, req agent.PermissionRequ
 	ok, err := s.cfg.Redis.SetNX(ctx, s.key("sent", sessionID, req.RequestID), s.cfg.Instance, ttl).Result()
 	if err != nil || !ok {
 		if err != nil {
-			s.cfg.Log.Error("push: claim the permission push", "session_id", sessionID, "err", err)
+			s.cfg.Log.ErrorContext(ctx, "push: claim the permission push", "session_id", sessionID, "err", err)
 		}
 		return
 	}
@@ -317,7 +317,7 @@ func (s *Service) pending(ctx context.Context) int {
 	}
 	n, err := s.cfg.Runtime.PendingCount(ctx)
 	if err != nil {
-		s.cfg.Log.Error("push: count the pending requests", "err", err)
+		s.cfg.Log.ErrorContext(ctx, "push: count the pending requests", "err", err)
 	}
 	return n
 }
@@ -326,7 +326,7 @@ func (s *Service) anySubs(ctx context.Context) bool {
 	var one bool
 	err := s.cfg.Subs.DB.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM push_subscriptions)`).Scan(&one)
 	if err != nil {
-		s.cfg.Log.Error("push: read the subscriptions", "err", err)
+		s.cfg.Log.ErrorContext(ctx, "push: read the subscriptions", "err", err)
 	}
 	return one
 }
@@ -358,7 +358,7 @@ func (s *Service) SetVisible(sessionID string, key any, visible bool) {
 		err = s.cfg.Redis.ZRem(ctx, s.key("vis", w.session), w.member).Err()
 	}
 	if err != nil {
-		s.cfg.Log.Error("push: record a socket's visibility", "session_id", sessionID, "err", err)
+		s.cfg.Log.ErrorContext(ctx, "push: record a socket's visibility", "session_id", sessionID, "err", err)
 	}
 }
 
@@ -375,7 +375,7 @@ func (s *Service) watched(ctx context.Context, sessionID string) bool {
 	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
 	n, err := s.cfg.Redis.ZCount(ctx, s.key("vis", sessionID), "("+now, "+inf").Result()
 	if err != nil {
-		s.cfg.Log.Error("push: read the session's visibility", "session_id", sessionID, "err", err)
+		s.cfg.Log.ErrorContext(ctx, "push: read the session's visibility", "session_id", sessionID, "err", err)
 		return false
 	}
 	return n > 0
@@ -403,7 +403,7 @@ func (s *Service) renewVisible(ctx context.Context) {
 		pipe.PExpire(cctx, k, visibleTTL)
 	}
 	if _, err := pipe.Exec(cctx); err != nil {
-		s.cfg.Log.Error("push: renew the sockets' visibility", "err", err)
+		s.cfg.Log.ErrorContext(ctx, "push: renew the sockets' visibility", "err", err)
 	}
 }
 
@@ -419,7 +419,7 @@ func (s *Service) send(ctx context.Context, j job) {
 	} else {
 		var err error
 		if subs, err = s.cfg.Subs.List(ctx); err != nil {
-			s.cfg.Log.Error("push: list the subscriptions", "err", err)
+			s.cfg.Log.ErrorContext(ctx, "push: list the subscriptions", "err", err)
 			return
 		}
 	}
@@ -442,10 +442,10 @@ func (s *Service) deliver(ctx context.Context, sub Sub, j job) {
 			s.record(sub.ID, "")
 			return
 		case err == nil && (status == http.StatusNotFound || status == http.StatusGone):
-			log.Info("push: the push service says the subscription is gone; it is deleted", "status", status)
+			log.InfoContext(ctx, "push: the push service says the subscription is gone; it is deleted", "status", status)
 			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), hookTimeout)
 			if err := s.cfg.Subs.DeleteEndpoint(dctx, sub.ID, sub.Endpoint); err != nil {
-				log.Error("push: delete the subscription", "err", err)
+				log.ErrorContext(ctx, "push: delete the subscription", "err", err)
 			}
 			cancel()
 			return
@@ -458,7 +458,7 @@ func (s *Service) deliver(ctx context.Context, sub Sub, j job) {
 			return
 		}
 		if attempt >= s.cfg.Attempts || ctx.Err() != nil {
-			log.Error("push: giving up", "attempts", attempt, "err", failure)
+			log.ErrorContext(ctx, "push: giving up", "attempts", attempt, "err", failure)
 			s.record(sub.ID, failure)
 			return
 		}
@@ -501,7 +501,7 @@ func (s *Service) record(id, failure string) {
 	ctx, cancel := context.WithTimeout(context.Background(), hookTimeout)
 	defer cancel()
 	if err := s.cfg.Subs.Delivered(ctx, id, failure); err != nil {
-		s.cfg.Log.Error("push: record the outcome", "subscription", id, "err", err)
+		s.cfg.Log.ErrorContext(ctx, "push: record the outcome", "subscription", id, "err", err)
 	}
 }
 

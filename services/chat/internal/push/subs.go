@@ -28,7 +28,7 @@ const (
 	MaxUserAgent     = 256
 )
 
-// ErrNotFound: no subscription has that id.
+// ErrNotFound is the error of a subscription id that is not stored.
 var ErrNotFound = errors.New("no such subscription")
 
 // errTooMany: MaxSubscriptions are registered already.
@@ -223,7 +223,7 @@ func checkEndpoint(ep string) error {
 	case "https":
 	case "http":
 		ip := net.ParseIP(u.Hostname())
-		if !(u.Hostname() == "localhost" || ip != nil && ip.IsLoopback()) {
+		if u.Hostname() != "localhost" && (ip == nil || !ip.IsLoopback()) {
 			return errors.New("http is allowed for loopback hosts only: want https")
 		}
 	default:

@@ -184,7 +184,7 @@ func TestConfig(t *testing.T) {
 		}
 		for _, k := range got.list("keys") {
 			k := k.(map[string]any)
-			if wantSet := k["key"] != "extra_dirs" && k["key"] != "layout.default_preset" && k["key"] != "ui.theme"; k["set"] != wantSet {
+			if wantSet := k["key"] != "extra_dirs" && k["key"] != "layout.default_preset" && k["key"] != "ui.theme" && k["key"] != "push_turn_seconds"; k["set"] != wantSet {
 				t.Errorf("key %v: set = %v, want %v", k["key"], k["set"], wantSet)
 			}
 		}

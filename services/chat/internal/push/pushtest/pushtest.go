@@ -254,7 +254,7 @@ func checkVAPID(h, origin string, p *Push) error {
 	}
 	var head struct{ Alg, Typ string }
 	if err := decodeSegment(parts[0], &head); err != nil || head.Alg != "ES256" {
-		return fmt.Errorf("JWT header %+v (%v): want alg ES256", head, err)
+		return fmt.Errorf("JWT header %+v: want alg ES256 (%w)", head, err)
 	}
 	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
 	if err != nil || len(sig) != 64 {
@@ -280,7 +280,7 @@ func checkVAPID(h, origin string, p *Push) error {
 		return fmt.Errorf("exp %d is not within 24 h of now (%d)", claims.Exp, now)
 	}
 	if !strings.HasPrefix(claims.Sub, "mailto:") && !strings.HasPrefix(claims.Sub, "https:") {
-		return fmt.Errorf("sub %q: want mailto: or https:", claims.Sub)
+		return fmt.Errorf("sub %q: want a mailto or https URL", claims.Sub)
 	}
 	p.Subject = claims.Sub
 	return nil
