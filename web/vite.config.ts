@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { transformWithOxc } from "vite";
 import { defineConfig, type Plugin } from "vitest/config";
 
 // The gateway a `make ui-dev` server proxies to (a running stack). Its origin
@@ -8,12 +9,13 @@ const target = process.env.SVC_UI_TARGET ?? "http://127.0.0.1:8765";
 
 // serviceWorker writes dist/sw.js from src/sw.js: the app shell's file list
 // and a version derived from it, so a new build installs a new cache and an
-// old page never mixes with new assets.
+// old page never mixes with new assets. src/push/notify.ts (what a push
+// notification shows; pure, no imports) is transpiled and put at its top.
 function serviceWorker(): Plugin {
   return {
     name: "svc-service-worker",
     apply: "build",
-    generateBundle(_opts, bundle) {
+    async generateBundle(_opts, bundle) {
       const all = Object.keys(bundle)
         .filter((f) => f.startsWith("assets/"))
         .sort();
@@ -33,7 +35,11 @@ function serviceWorker(): Plugin {
       for (const [name, c] of Object.entries(bundle)) if (c.type === "chunk" && c.isEntry) visit(name);
       const assets = all.filter((f) => shell.has(f)).map((f) => "/" + f);
       const version = createHash("sha256").update(all.join("\n")).digest("hex").slice(0, 12);
+      const notifyTs = readFileSync(new URL("./src/push/notify.ts", import.meta.url), "utf8");
+      if (/^\s*import\s/m.test(notifyTs)) throw new Error("src/push/notify.ts must not import anything: it is inlined into sw.js");
+      const notify = (await transformWithOxc(notifyTs, "notify.ts", { lang: "ts" })).code.replace(/^export\s+/gm, "");
       const src = readFileSync(new URL("./src/sw.js", import.meta.url), "utf8")
+        .replace("/*__PUSH_NOTIFY__*/", () => notify)
         .replace("__VERSION__", version)
         .replace("__ASSETS__", JSON.stringify(assets));
       this.emitFile({ type: "asset", fileName: "sw.js", source: src });

@@ -5,6 +5,11 @@
 // stylesheet, the manifest and the icons.
 // API answers and sockets are never cached: they always come from the server.
 // Each build has its own cache, so an update never mixes old and new code.
+// It also shows Web Push notifications (permission requests with Allow and
+// Deny, turn ends, tests) and answers from them: see the end of this file.
+
+/*__PUSH_NOTIFY__*/
+
 const VERSION = "__VERSION__";
 const CACHE = "svc-code-shell-" + VERSION;
 const ASSETS = __ASSETS__;
@@ -86,3 +91,142 @@ self.addEventListener("fetch", (event) => {
     );
   }
 });
+
+// Web Push (docs/api.md "Web Push"). notificationOf, pendingOf, safePath and
+// answerFailure come from src/push/notify.ts (put above by the build).
+
+async function setBadge(n) {
+  if (n === null || !("setAppBadge" in self.navigator)) return;
+  try {
+    if (n > 0) await self.navigator.setAppBadge(n);
+    else await self.navigator.clearAppBadge();
+  } catch {
+    /* not installed as an app: no badge */
+  }
+}
+
+async function closeTagged(tag) {
+  const shown = await self.registration.getNotifications({ tag });
+  for (const n of shown) n.close();
+}
+
+/** Shows the notification of one payload (or closes the stale one it names). */
+async function onPush(payload) {
+  await setBadge(pendingOf(payload));
+  if (payload && payload.kind === "resolved") {
+    await closeTagged(String(payload.request_id));
+    return;
+  }
+  const n = notificationOf(payload);
+  if (n) await self.registration.showNotification(n.title, n.options);
+}
+
+/** Focuses a tab of the app (the one on that page if any) and sends it there, or opens one. */
+async function openPath(path) {
+  const target = new URL(safePath(path), self.location.origin);
+  const wins = await self.clients.matchAll({ type: "window", includeUncontrolled: true });
+  const mine = wins.filter((c) => new URL(c.url).origin === self.location.origin);
+  const tab = mine.find((c) => new URL(c.url).pathname === target.pathname) || mine.find((c) => c.focused) || mine[0];
+  if (tab) {
+    await tab.focus().catch(() => undefined);
+    // The page routes it itself (no reload): see main.tsx.
+    tab.postMessage({ type: "svc-open", url: target.pathname + target.search });
+    return "focused";
+  }
+  await self.clients.openWindow(target.href);
+  return "opened";
+}
+
+/** The pending count for the badge after an answer (the service worker has no socket). */
+async function refreshBadge() {
+  try {
+    const r = await fetch("/api/push/pending", { credentials: "same-origin" });
+    if (r.ok) await setBadge(pendingOf(await r.json()));
+  } catch {
+    /* next push sets it */
+  }
+}
+
+/**
+ * A click on a notification or one of its actions: Allow / Deny answer
+ * through POST /api/push/answer without opening the app (a short
+ * notification says so when the answer did not count); anything else opens
+ * the payload's page.
+ */
+async function onClick(notification, action) {
+  const p = notification.data || {};
+  notification.close();
+  if ((action === "allow" || action === "deny") && p.kind === "permission" && p.token && !p.input_truncated) {
+    let status = 0;
+    let body = null;
+    try {
+      const r = await fetch("/api/push/answer", {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ token: p.token, decision: action }),
+      });
+      status = r.status;
+      body = await r.json().catch(() => null);
+    } catch {
+      status = 0;
+    }
+    const failed = answerFailure(status, body, action);
+    if (failed) {
+      await self.registration.showNotification(failed.title, {
+        body: failed.body,
+        tag: p.request_id + ":result",
+        icon: "/instance-icons/icon-192.png",
+        data: { kind: "result", url: safePath(p.url) },
+      });
+    }
+    await refreshBadge();
+    return { status, body };
+  }
+  await openPath(p.url || "/");
+  return { opened: true };
+}
+
+self.addEventListener("push", (event) => {
+  let payload = null;
+  try {
+    payload = event.data ? event.data.json() : null;
+  } catch {
+    payload = null;
+  }
+  event.waitUntil(onPush(payload));
+});
+
+self.addEventListener("notificationclick", (event) => {
+  event.waitUntil(onClick(event.notification, event.action));
+});
+
+// The browser replaced (or dropped) this device's subscription: subscribe
+// again with the server's key and register the new one (the old endpoint's
+// next push gets 404/410 and the server forgets it).
+self.addEventListener("pushsubscriptionchange", (event) => {
+  event.waitUntil(
+    (async () => {
+      let sub = event.newSubscription;
+      if (!sub) {
+        const r = await fetch("/api/push/key", { credentials: "same-origin" });
+        if (!r.ok) return;
+        const { public_key } = await r.json();
+        const b64 = public_key.replace(/-/g, "+").replace(/_/g, "/");
+        const key = Uint8Array.from(atob(b64 + "===".slice((b64.length + 3) % 4)), (c) => c.charCodeAt(0));
+        sub = await self.registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: key });
+      }
+      const json = sub.toJSON();
+      await fetch("/api/push/subscriptions", {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ name: "Renewed subscription", subscription: { endpoint: json.endpoint, keys: json.keys } }),
+      });
+    })().catch(() => undefined),
+  );
+});
+
+// For the browser tests (web/e2e/tests/push.test.mjs): the handlers the
+// events above call, so a test can run the click path on a shown notification.
+self.__svcPush = { onPush, onClick };

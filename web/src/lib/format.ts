@@ -47,10 +47,14 @@ export function deviceLabel(): string {
     tab = Math.random().toString(16).slice(2, 6);
     sessionStorage.setItem("svc-tab", tab);
   }
-  const ua = navigator.userAgent;
+  return `${deviceName(navigator.userAgent)} · tab ${tab}`;
+}
+
+/** "Chromium on Linux", "Safari on iOS", ... from a user agent string. */
+export function deviceName(ua: string): string {
   const browser = /Edg\//.test(ua) ? "Edge" : /Firefox\//.test(ua) ? "Firefox" : /Chrom(e|ium)\//.test(ua) ? "Chromium" : /Safari\//.test(ua) ? "Safari" : "Browser";
   const os = /iPhone|iPad/.test(ua) ? "iOS" : /Android/.test(ua) ? "Android" : /Mac OS/.test(ua) ? "macOS" : /Windows/.test(ua) ? "Windows" : /Linux/.test(ua) ? "Linux" : "";
-  return `${browser}${os ? " on " + os : ""} · tab ${tab}`;
+  return `${browser}${os ? " on " + os : ""}`;
 }
 
 /** A size in bytes as "812 B", "4.2 KB", "13 MB". */

@@ -5,6 +5,11 @@
 // last line applied, so nothing is missed, and the store drops what it has
 // already seen (sid de-duplication). Permission requests come back with each
 // connect (replay); what is not replayed is no longer pending.
+//
+// The socket also says whether someone is looking: {"type":"visibility",
+// "visible": ...} after each `connected` and whenever the tab's visibility or
+// the chat pane's display changes. The server sends a Web Push for a
+// permission request only when no socket of the session said visible.
 
 import { effect, signal } from "@preact/signals";
 import { ApiError, get, q, wsURL } from "../lib/api";
@@ -29,6 +34,10 @@ export class LiveSession {
   private disposers: (() => void)[] = [];
   private hiddenAt = 0;
   private closed = false;
+  /** Whether the chat pane of this session is the one on screen (set by the view). */
+  readonly shown = signal(true);
+  /** What the socket was last told (null: nothing yet on this socket). */
+  private toldVisible: boolean | null = null;
 
   constructor(public readonly id: string) {
     this.store = new SessionStore(id, new PermissionBook(this.label));
@@ -61,7 +70,14 @@ export class LiveSession {
         if (st.kind === "reconnecting" && st.attempt >= 2) this.checkGone();
       }),
     );
+    this.disposers.push(
+      effect(() => {
+        void this.shown.value;
+        this.tellVisibility();
+      }),
+    );
     const wake = () => {
+      this.tellVisibility();
       if (document.visibilityState === "hidden") {
         this.hiddenAt = Date.now();
         return;
@@ -128,10 +144,24 @@ export class LiveSession {
     }
   }
 
+  /** Whether someone looks at this session here: the tab visible and the chat pane shown. */
+  isWatched(): boolean {
+    return document.visibilityState === "visible" && this.shown.peek();
+  }
+
+  /** Tells the socket whether this session is watched, when it changed (or always, after a connect). */
+  private tellVisibility(always = false) {
+    const v = this.isWatched();
+    if (!always && v === this.toldVisible) return;
+    this.toldVisible = this.socket.send(visibilityMessage(v)) ? v : null;
+  }
+
   private frame(f: ChatFrame) {
     this.store.apply(f);
     switch (f.type) {
       case "connected":
+        // A new socket starts as not watching on the server: say it now.
+        this.tellVisibility(true);
         this.outbox.reconnected();
         return;
       case "user_message_stored":
@@ -229,4 +259,9 @@ export class LiveSession {
     if (this.refreshTimer) clearTimeout(this.refreshTimer);
     for (const d of this.disposers) d();
   }
+}
+
+/** The /chat client message that says whether the session is on screen. */
+export function visibilityMessage(visible: boolean) {
+  return { type: "visibility" as const, visible };
 }

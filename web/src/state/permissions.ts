@@ -23,6 +23,8 @@ export interface PermState {
 
 export class PermissionBook {
   readonly items = signal<PermState[]>([]);
+  /** The server's replay of pending requests ended at least once (a request not in items now is not pending). */
+  readonly synced = signal(false);
   private mine = new Set<string>();
   private resync: Set<string> | null = null;
 
@@ -82,6 +84,7 @@ export class PermissionBook {
   endResync() {
     const gone = this.resync;
     this.resync = null;
+    if (gone) this.synced.value = true;
     if (!gone || gone.size === 0) return;
     this.items.value = this.items.peek().map((p) => (gone.has(p.req.request_id) && (p.status === "pending" || p.status === "sending") ? { ...p, status: "retired", reason: "no longer pending (answered or retired while this page was away)" } : p));
   }
@@ -106,6 +109,7 @@ export function outcomeText(p: PermState): string {
   switch (p.status) {
     case "answered":
       if (p.here) return `Answered here: ${verb}`;
+      if (p.answeredBy === "notification") return `Answered from a notification: ${verb}`;
       return p.answeredBy ? `Answered on another device (${p.answeredBy}): ${verb}` : `Answered elsewhere: ${verb}`;
     case "expired":
       return "This request had expired: your answer was not used";

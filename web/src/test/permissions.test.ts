@@ -20,6 +20,17 @@ describe("permission state", () => {
     expect(outcomeText(p)).toBe("Answered on another device (Safari on iOS · tab bbbb): allowed");
   });
 
+  it("says when a notification answered, and marks the replay's end", () => {
+    const b = new PermissionBook("tab A");
+    b.request(req("r1"));
+    expect(b.synced.value).toBe(false);
+    b.beginResync();
+    b.endResync();
+    expect(b.synced.value).toBe(true);
+    b.resolved({ type: "permission_resolved", session_id: "S", request_id: "r1", behavior: "deny", ok: true, answered_by: "notification" });
+    expect(outcomeText(b.items.value[0])).toBe("Answered from a notification: denied");
+  });
+
   it("says 'answered here' in the tab that answered", () => {
     const b = new PermissionBook("tab A");
     b.request(req("r1"));

@@ -167,7 +167,7 @@ function InboxItem({ p, s }: { p: PendingPermission; s?: SessionSummary }) {
   const here = route.value.session === p.session_id && route.value.pane === "chat";
   const open = () => {
     inboxOpen.value = false;
-    navigate(`/s/${p.session_id}`);
+    navigate(`/s/${p.session_id}?perm=${encodeURIComponent(p.request_id)}`);
   };
   const answer = async (behavior: "allow" | "deny") => {
     setBusy(true);
@@ -197,7 +197,7 @@ function InboxItem({ p, s }: { p: PendingPermission; s?: SessionSummary }) {
             <button type="button" class="danger" disabled={busy} onClick={() => answer("deny")}>
               Deny here
             </button>
-            <a class="button" href={`/s/${p.session_id}`} onClick={(e) => (e.preventDefault(), open())}>
+            <a class="button" href={`/s/${p.session_id}?perm=${encodeURIComponent(p.request_id)}`} onClick={(e) => (e.preventDefault(), open())}>
               Open to edit or answer
             </a>
           </>

@@ -18,19 +18,22 @@ import { BlockView, type BlockActions } from "./Blocks";
 import { Composer, type ExecResult } from "./Composer";
 import { journalEdits } from "../lib/journal";
 import { TurnJournal } from "./TurnChips";
-import { PermissionCard } from "./Permission";
+import { PermissionCard, permDomId } from "./Permission";
 import { AwayWatch } from "../state/away";
 import { AwaySummaryView } from "./AwaySummary";
 
 /** Pages (of 50 blocks) rendered at first; earlier ones come on demand. */
 const FIRST_PAGES = 2;
 
-export function SessionView({ id }: { id: string }) {
+export function SessionView({ id, visible = true }: { id: string; visible?: boolean }) {
   const live = useMemo(() => new LiveSession(id), [id]);
   useEffect(() => {
     live.open();
     return () => live.close();
   }, [live]);
+  useEffect(() => {
+    live.shown.value = visible;
+  }, [live, visible]);
   return <Conversation live={live} />;
 }
 
@@ -426,6 +429,32 @@ function Pending({ live }: { live: LiveSession }) {
   const items = live.store.perms.items.value;
   // Pending cards, and answered ones until dismissed (they say who answered).
   const [dismissed, setDismissed] = useState<Set<string>>(new Set());
+  // A link to one request (?perm={request_id}, from a push notification or
+  // the inbox): once its card is there, it is scrolled into view, focused and
+  // marked; once the replay is over without it, a note says it is gone.
+  const r = route.value;
+  const target = r.session === live.id && r.pane === "chat" ? new URLSearchParams(r.search).get("perm") : null;
+  const synced = live.store.perms.synced.value;
+  const [marked, setMarked] = useState<string | null>(null);
+  const [gone, setGone] = useState(false);
+  useEffect(() => {
+    if (!target) return;
+    const found = items.some((p) => p.req.request_id === target);
+    if (!found && !synced) return;
+    if (found) {
+      setDismissed((d) => (d.has(target) ? new Set([...d].filter((x) => x !== target)) : d));
+      setMarked(target);
+    }
+    setGone(!found);
+    // The link did its job: a reload does not jump again.
+    navigate(location.pathname, true);
+  }, [target, items, synced]);
+  useEffect(() => {
+    if (!marked) return;
+    const el = document.getElementById(permDomId(marked));
+    el?.scrollIntoView({ block: "nearest" });
+    el?.focus({ preventScroll: true });
+  }, [marked]);
   // An answered card says who answered for a while, then goes; an expired
   // one stays until dismissed (the user's answer was not used).
   const answered = items.filter((p) => p.status === "answered" || p.status === "retired").map((p) => p.req.request_id).join(",");
@@ -436,11 +465,19 @@ function Pending({ live }: { live: LiveSession }) {
     return () => clearTimeout(t);
   }, [answered]);
   const shown = items.filter((p) => !dismissed.has(p.req.request_id));
-  if (shown.length === 0) return null;
+  if (shown.length === 0 && !gone) return null;
   return (
     <div class="perms">
+      {gone && (
+        <p class="banner" role="status">
+          The permission request you opened is no longer pending (answered, expired or retired).
+          <button type="button" class="mini" onClick={() => setGone(false)} aria-label="Dismiss">
+            ×
+          </button>
+        </p>
+      )}
       {shown.map((p) => (
-        <div key={p.req.request_id} class="permwrap">
+        <div key={p.req.request_id} class={`permwrap${marked === p.req.request_id ? " perm-target" : ""}`}>
           <PermissionCard
             p={p}
             h={{

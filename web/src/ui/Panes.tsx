@@ -54,8 +54,8 @@ export function loadPane(pane: PaneName): Promise<ComponentType<PaneProps>> {
   return p;
 }
 
-function ChatPane({ sessionId }: PaneProps) {
-  return sessionId ? <SessionView id={sessionId} /> : null;
+function ChatPane({ sessionId, visible }: PaneProps) {
+  return sessionId ? <SessionView id={sessionId} visible={visible} /> : null;
 }
 
 /** The navigation between panes: a link per pane, the open one marked current. */

@@ -52,6 +52,11 @@ export function parseEdited(tool: string, input: any, text: string): { value?: u
   }
 }
 
+/** The id of a request's card (its fields' ids start with it). */
+export function permDomId(requestId: string): string {
+  return `perm-${requestId.replace(/[^\w-]/g, "_")}`;
+}
+
 export function PermissionCard({ p, h }: { p: PermState; h: PermHandlers }) {
   const { req } = p;
   const live = p.status === "pending";
@@ -60,10 +65,10 @@ export function PermissionCard({ p, h }: { p: PermState; h: PermHandlers }) {
   const [reason, setReason] = useState("");
   const [err, setErr] = useState<string | null>(null);
   const ask = req.tool_name === "AskUserQuestion" && Array.isArray((req.input as any)?.questions);
-  const id = `perm-${req.request_id.replace(/[^\w-]/g, "_")}`;
+  const id = permDomId(req.request_id);
   const sent = (ok: boolean) => setErr(ok ? null : "Not sent: the connection is down. It will be retried when you answer again after reconnecting.");
   return (
-    <section class={`perm ${p.status}`} role="region" aria-label={`Permission request: ${req.tool_name}`}>
+    <section id={id} tabIndex={-1} class={`perm ${p.status}`} role="region" aria-label={`Permission request: ${req.tool_name}`}>
       <header>
         <strong>{req.tool_name}</strong> wants to run
       </header>

@@ -10,6 +10,7 @@ import { Catalog } from "./Catalog";
 import { AppConfigForm, ProjectConfigForm } from "./Config";
 import { Helpers } from "./Helpers";
 import { Layout } from "./Layout";
+import { Notifications } from "./Notifications";
 import { Providers } from "./Providers";
 import { Security } from "./Security";
 import { Tasks } from "./Tasks";
@@ -29,6 +30,7 @@ const SECTIONS: { id: string; label: string; view: ComponentType<{ visible: bool
   },
   { id: "layout", label: "Tabs and presets", view: Layout },
   { id: "helpers", label: "Helpers", view: Helpers },
+  { id: "notifications", label: "Notifications", view: Notifications },
   { id: "security", label: "Password and access", view: Security },
   { id: "tasks", label: "Background tasks", view: Tasks },
   { id: "catalog", label: "Catalog", view: Catalog },
