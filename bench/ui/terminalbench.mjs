@@ -143,11 +143,16 @@ async function catSocketOnly(ctx, id, tag, file, cwd) {
     let started = false;
     let tail = '';
     let frames = 0;
+    /** @type {any} */
+    let screen = null;
     return await new Promise((resolve, reject) => {
       ws.onerror = () => reject(new Error('socket error'));
       ws.onmessage = (ev) => {
         if (typeof ev.data === 'string') {
           const f = JSON.parse(ev.data);
+          // A screen (the ring has moved past where this socket starts): its
+          // bytes are not output; the stream goes on at its offset.
+          if (f.type === 'screen') screen = f;
           if (f.type === 'connected') {
             offset = f.offset;
             // Skip the replay: start once the command is typed.
@@ -160,6 +165,12 @@ async function catSocketOnly(ctx, id, tag, file, cwd) {
           return;
         }
         const b = new Uint8Array(ev.data);
+        if (screen) {
+          offset = screen.offset;
+          screen = null;
+          ws.send(JSON.stringify({ type: 'ack', offset }));
+          return;
+        }
         offset += b.length;
         // Every frame is acked, the replay before the command too: unacked, the
         // replay would fill the window and hold the shell (flow control).
