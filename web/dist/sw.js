@@ -5,9 +5,9 @@
 // stylesheet, the manifest and the icons.
 // API answers and sockets are never cached: they always come from the server.
 // Each build has its own cache, so an update never mixes old and new code.
-const VERSION = "98c000703899";
+const VERSION = "a8d42e690e99";
 const CACHE = "svc-code-shell-" + VERSION;
-const ASSETS = ["/assets/index-BR3g4vdt.css","/assets/index-DhOm9kTA.js"];
+const ASSETS = ["/assets/index-AXfMqHwp.js","/assets/index-BR3g4vdt.css"];
 const SHELL = ["/", "/static/css/login.css", "/manifest.json", "/instance-icons/default.svg", "/instance-icons/icon-192.png", "/instance-icons/icon-512.png"];
 
 self.addEventListener("install", (event) => {

@@ -171,6 +171,39 @@ describe("terminal client", () => {
     expect(sink.log[sink.log.length - 1]).toBe("w:p");
   });
 
+  it("in a flood, holds the gathered output until it is large (or a moment passed): one large write, drawn once", () => {
+    const sink = new FakeSink();
+    sink.auto = false;
+    const c = client(sink, { floodWrite: 4, batchMin: 8 });
+    c.start();
+    last().open();
+    last().json(connected());
+    last().bin("1234"); // a large write (floodWrite)
+    last().bin("ab");
+    sink.draw(1);
+    expect(sink.log).toEqual(["w:1234"]); // "ab" is held: a flood, and under batchMin
+    last().bin("cd");
+    vi.advanceTimersByTime(5);
+    expect(sink.log).toEqual(["w:1234"]);
+    last().bin("efgh"); // batchMin reached: written at once
+    expect(sink.log).toEqual(["w:1234", "w:abcdefgh"]);
+    sink.draw(1);
+    last().bin("x"); // idle: at once
+    sink.draw(1);
+    last().bin("yz"); // after a small write: no hold
+    expect(sink.log).toEqual(["w:1234", "w:abcdefgh", "w:x", "w:yz"]);
+    sink.draw(1); // "yz" is a small write: nothing held after it
+    last().bin("12345678"); // a large write on an idle screen
+    last().bin("q");
+    sink.draw(1);
+    expect(sink.log[sink.log.length - 1]).toBe("w:12345678"); // "q" held...
+    vi.advanceTimersByTime(20);
+    expect(sink.log[sink.log.length - 1]).toBe("w:q"); // ...for a moment only
+    sink.draw();
+    expect(c.rendered).toBe(c.offset);
+    expect(c.pending).toBe(0);
+  });
+
   it("types input as binary frames and sends its size on connecting and on every change", () => {
     const c = client(new FakeSink());
     c.resize(30, 100);
@@ -377,6 +410,8 @@ describe("terminal client in a hidden page", () => {
     c.setHidden(false);
     last().bin(new Uint8Array(ACK_BYTES));
     expect(last().acks()).toEqual([ACK_BYTES]);
+    sink.draw();
+    vi.advanceTimersByTime(20); // shown, a flood's gathered output may be held a moment
     sink.draw();
     expect(last().acks()).toEqual([ACK_BYTES, 2 * ACK_BYTES]);
   });

@@ -73,6 +73,8 @@ export interface TermClientOptions {
   ackBytes?: number;
   ackMs?: number;
   batchMax?: number;
+  batchMin?: number;
+  floodWrite?: number;
   pendingHigh?: number;
   pendingLow?: number;
   /** Called on a `connected` frame (the view learns cwd, size, has_scrollback...). */
@@ -109,6 +111,16 @@ export const PENDING_LOW = 512 * 1024;
 export const HEARTBEAT_MS = 5000;
 /** The most output gathered into one write while the screen is busy with the previous one. */
 export const BATCH_MAX = 512 * 1024;
+/**
+ * During a flood (the write just parsed was FLOOD_WRITE or more), output
+ * gathered meanwhile is held until it reaches BATCH_MIN, for at most
+ * BATCH_HOLD_MS: xterm.js then parses it in one go and draws once, where
+ * it would draw after every 12 ms of parsing (drawing costs the DOM
+ * renderer about as much as parsing).
+ */
+export const BATCH_MIN = 192 * 1024;
+export const FLOOD_WRITE = 32 * 1024;
+export const BATCH_HOLD_MS = 12;
 /** Typed input kept while the socket is down (sent on reconnect); beyond it keys are dropped. */
 export const INPUT_QUEUE_MAX = 64 * 1024;
 
@@ -167,6 +179,7 @@ export class TermClient {
   private inFlight = 0;
   /** Output received while a write was in flight: written as one once it is done. */
   private batch: { parts: Uint8Array[]; bytes: number; end: number; epoch: number } | null = null;
+  private holdTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(o: TermClientOptions) {
     this.o = o;
@@ -188,6 +201,8 @@ export class TermClient {
   /** Closes for good (the tab was closed, the pane unmounted). */
   stop() {
     this.stopped = true;
+    if (this.holdTimer) clearTimeout(this.holdTimer);
+    this.holdTimer = null;
     this.drop();
     this.state.value = { kind: "stopped" };
   }
@@ -410,13 +425,13 @@ export class TermClient {
     this.stats.bytes += data.length;
     this.stats.frames++;
     this.queued += data.length;
-    if (this.inFlight > 0) {
-      // The screen is still parsing: gather, written as one when it is done.
+    if (this.inFlight > 0 || this.holdTimer) {
+      // The screen is still parsing (or a flood's batch is held): gather, written as one when it is done.
       const b = (this.batch ??= { parts: [], bytes: 0, end, epoch: this.epoch });
       b.parts.push(data);
       b.bytes += data.length;
       b.end = end;
-      if (b.bytes >= (this.o.batchMax ?? BATCH_MAX)) this.flushBatch();
+      if (b.bytes >= (this.o.batchMax ?? BATCH_MAX) || (this.holdTimer && b.bytes >= (this.o.batchMin ?? BATCH_MIN))) this.flushBatch();
     } else {
       this.writeOut(data, end, this.epoch);
     }
@@ -436,13 +451,30 @@ export class TermClient {
       this.inFlight--;
       this.queued -= data.length;
       if (epoch === this.epoch && end > this.rendered) this.rendered = end;
-      this.flushBatch();
+      this.releaseBatch(data.length);
       this.afterRender();
     });
   }
 
+  /** After a write of n bytes is parsed: the gathered output goes now, or, in a flood, once it is large enough. */
+  private releaseBatch(n: number) {
+    const b = this.batch;
+    if (!b || this.inFlight > 0 || this.holdTimer) return;
+    // Not in a hidden page: its timers are throttled.
+    if (!this.hidden && n >= (this.o.floodWrite ?? FLOOD_WRITE) && b.bytes < (this.o.batchMin ?? BATCH_MIN)) {
+      this.holdTimer = setTimeout(() => {
+        this.holdTimer = null;
+        this.flushBatch();
+      }, BATCH_HOLD_MS);
+      return;
+    }
+    this.flushBatch();
+  }
+
   /** Writes the gathered output now (its write is done, or the screen is about to start over). */
   private flushBatch() {
+    if (this.holdTimer) clearTimeout(this.holdTimer);
+    this.holdTimer = null;
     const b = this.batch;
     if (!b) return;
     this.batch = null;
