@@ -64,9 +64,9 @@ class FakeSink implements Sink {
   reset(rows?: number, cols?: number) {
     this.log.push(rows ? `reset:${rows}x${cols}` : "reset");
   }
-  /** Draws the first n held writes. */
-  draw(n = this.held.length) {
-    for (const w of this.held.splice(0, n)) w.done();
+  /** Draws the next n held writes (default: until none is held, those written meanwhile included). */
+  draw(n = Infinity) {
+    while (n-- > 0 && this.held.length) this.held.shift()!.done();
   }
 }
 
@@ -141,6 +141,69 @@ describe("terminal client", () => {
     expect(old.rendered).toBe(100000);
   });
 
+  it("gathers the output that comes while a write is parsed into one write, acked on its callback", () => {
+    const sink = new FakeSink();
+    sink.auto = false;
+    const c = client(sink, { batchMax: 10 });
+    c.start();
+    last().open();
+    last().json(connected());
+    last().bin("a"); // the screen is idle: written at once (a keystroke's echo is not held)
+    expect(sink.log).toEqual(["w:a"]);
+    last().bin("bc");
+    last().bin("de");
+    expect(sink.log).toEqual(["w:a"]); // gathered while "a" is parsed
+    expect(c.pending).toBe(5);
+    sink.draw(1);
+    expect(sink.log).toEqual(["w:a", "w:bcde"]); // one write
+    expect(c.rendered).toBe(1);
+    last().bin("fghij");
+    last().bin("klmno"); // the gathered output reaches batchMax: written without waiting
+    expect(sink.log).toEqual(["w:a", "w:bcde", "w:fghijklmno"]);
+    sink.draw(1);
+    expect(c.rendered).toBe(5);
+    sink.draw();
+    expect(c.rendered).toBe(15);
+    expect(c.pending).toBe(0);
+    vi.advanceTimersByTime(100);
+    expect(last().acks()).toEqual([15]);
+    last().bin("p"); // idle again: at once
+    expect(sink.log[sink.log.length - 1]).toBe("w:p");
+  });
+
+  it("in a flood, holds the gathered output until it is large (or a moment passed): one large write, drawn once", () => {
+    const sink = new FakeSink();
+    sink.auto = false;
+    const c = client(sink, { floodWrite: 4, batchMin: 8 });
+    c.start();
+    last().open();
+    last().json(connected());
+    last().bin("1234"); // a large write (floodWrite)
+    last().bin("ab");
+    sink.draw(1);
+    expect(sink.log).toEqual(["w:1234"]); // "ab" is held: a flood, and under batchMin
+    last().bin("cd");
+    vi.advanceTimersByTime(5);
+    expect(sink.log).toEqual(["w:1234"]);
+    last().bin("efgh"); // batchMin reached: written at once
+    expect(sink.log).toEqual(["w:1234", "w:abcdefgh"]);
+    sink.draw(1);
+    last().bin("x"); // idle: at once
+    sink.draw(1);
+    last().bin("yz"); // after a small write: no hold
+    expect(sink.log).toEqual(["w:1234", "w:abcdefgh", "w:x", "w:yz"]);
+    sink.draw(1); // "yz" is a small write: nothing held after it
+    last().bin("12345678"); // a large write on an idle screen
+    last().bin("q");
+    sink.draw(1);
+    expect(sink.log[sink.log.length - 1]).toBe("w:12345678"); // "q" held...
+    vi.advanceTimersByTime(20);
+    expect(sink.log[sink.log.length - 1]).toBe("w:q"); // ...for a moment only
+    sink.draw();
+    expect(c.rendered).toBe(c.offset);
+    expect(c.pending).toBe(0);
+  });
+
   it("types input as binary frames and sends its size on connecting and on every change", () => {
     const c = client(new FakeSink());
     c.resize(30, 100);
@@ -213,7 +276,8 @@ describe("terminal client", () => {
     last().json({ type: "screen", offset: 5000000, rows: 30, cols: 90, bytes: 6 });
     last().bin("SCREEN");
     last().bin("live");
-    expect(sink.log).toEqual(["w:abc", "reset:30x90", "w:SCREEN", "w:live"]);
+    // "live" waits for the screen's write to be parsed (output goes in one write at a time).
+    expect(sink.log).toEqual(["w:abc", "reset:30x90", "w:SCREEN"]);
     expect(c.offset).toBe(5000004);
     expect(c.stats.screens).toBe(1);
     expect(c.stats.bytes).toBe(7); // the screen's bytes are not stream bytes
@@ -222,6 +286,7 @@ describe("terminal client", () => {
     expect(c.rendered).toBe(0);
     expect(last().acks()).toEqual([]);
     sink.draw();
+    expect(sink.log).toEqual(["w:abc", "reset:30x90", "w:SCREEN", "w:live"]);
     vi.advanceTimersByTime(100);
     expect(c.rendered).toBe(5000004);
     expect(last().acks()).toEqual([5000000, 5000004]); // the screen drawn is acked at once (far past the batch), then the rest
@@ -230,7 +295,7 @@ describe("terminal client", () => {
   it("lets go of the socket when it cannot draw fast enough, and comes back at its offset once caught up", () => {
     const sink = new FakeSink();
     sink.auto = false;
-    const c = client(sink, { pendingHigh: 1000, pendingLow: 100 });
+    const c = client(sink, { pendingHigh: 1000, pendingLow: 100, batchMax: 1 }); // a write per frame
     c.start();
     const first = last();
     first.open();
@@ -345,6 +410,8 @@ describe("terminal client in a hidden page", () => {
     c.setHidden(false);
     last().bin(new Uint8Array(ACK_BYTES));
     expect(last().acks()).toEqual([ACK_BYTES]);
+    sink.draw();
+    vi.advanceTimersByTime(20); // shown, a flood's gathered output may be held a moment
     sink.draw();
     expect(last().acks()).toEqual([ACK_BYTES, 2 * ACK_BYTES]);
   });

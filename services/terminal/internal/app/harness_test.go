@@ -223,6 +223,8 @@ type client struct {
 	screens []screenAt
 	autoAck bool
 	delay   time.Duration
+	// outFrames counts the binary (output) frames received.
+	outFrames int
 }
 
 // screenAt is a screen frame and its serialized screen, received when the
@@ -326,6 +328,7 @@ func (c *client) pump(d time.Duration, what string, cond func() bool) {
 		switch kind {
 		case websocket.BinaryMessage:
 			c.out = append(c.out, msg...)
+			c.outFrames++
 			c.pos += int64(len(msg))
 			if c.keep > 0 && len(c.out) > 2*c.keep {
 				cut := len(c.out) - c.keep

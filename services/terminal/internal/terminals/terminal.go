@@ -833,6 +833,30 @@ func (s *Sub) Pending() (pending, missed int64) {
 	return end - s.cursor, 0
 }
 
+// Ready is how much output Next or NextFlow would return now: what the
+// ring holds after the cursor, for a flow subscriber at most what its
+// window allows. A subscriber that fell behind the ring (a resync or a
+// screen is due) counts the whole ring as ready. growing tells whether
+// more may come without the client doing anything: the shell's output is
+// being read (not paused by flow control) and the window is not what
+// limits n.
+func (s *Sub) Ready() (n int64, growing bool) {
+	t := s.t
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	start, end := t.ring.Start(), t.ring.End()
+	if s.cursor < start {
+		return end - start, false
+	}
+	n = end - s.cursor
+	if s.flow {
+		if room := max(s.acked+t.m.cfg.FlowHigh-s.cursor, 0); room <= n {
+			return room, false
+		}
+	}
+	return n, !t.paused
+}
+
 // Close detaches the reader; a terminal with no reader left starts its
 // idle clock.
 func (s *Sub) Close() { s.t.detach(s) }

@@ -120,7 +120,14 @@ export function TermView({ id, label, cwd, active, ctrl, onHandle }: Props) {
       theme: theme(),
     });
     const sink = new XtermSink(term);
-    const client = new TermClient({ id, cwd, sink });
+    // localStorage "svc-term-batch" = "off": a write per frame, as before gathering (the benchmark's baseline).
+    let batchMax: number | undefined;
+    try {
+      if (localStorage.getItem("svc-term-batch") === "off") batchMax = 1;
+    } catch {
+      /* private mode */
+    }
+    const client = new TermClient({ id, cwd, sink, batchMax });
     return { term, sink, client, fit: new FitAddon(), search: null as SearchAddon | null, serializer: null as SerializeAddon | null };
   });
   const { term, client, fit } = parts;

@@ -5,6 +5,12 @@
 // - the stream position: `stream` and `offset` (the stream offset of the next
 //   output byte), kept across reconnects so a reattach (`stream`/`offset`) has no
 //   gap and no duplicate;
+// - output is handed to the screen one write at a time: what arrives while
+//   xterm.js is still parsing the previous write waits and goes in as one
+//   write (up to BATCH_MAX) once it is done. A flood thus reaches xterm.js
+//   in large writes, which it parses without drawing in between (it draws
+//   between writes, on animation frames), instead of one write per frame;
+//   a keystroke's echo after a pause is written at once, as before;
 // - flow control (`flow=1`): what xterm.js has rendered (its write callback) is
 //   acknowledged with `{"type":"ack","offset":N}`, batched (every ACK_BYTES or
 //   ACK_MS, whichever first); acks go only to a server that said `"flow": true`
@@ -66,6 +72,9 @@ export interface TermClientOptions {
   heartbeatMs?: number;
   ackBytes?: number;
   ackMs?: number;
+  batchMax?: number;
+  batchMin?: number;
+  floodWrite?: number;
   pendingHigh?: number;
   pendingLow?: number;
   /** Called on a `connected` frame (the view learns cwd, size, has_scrollback...). */
@@ -100,6 +109,18 @@ export const ACK_MS = 100;
 export const PENDING_HIGH = 4 * 1024 * 1024;
 export const PENDING_LOW = 512 * 1024;
 export const HEARTBEAT_MS = 5000;
+/** The most output gathered into one write while the screen is busy with the previous one. */
+export const BATCH_MAX = 512 * 1024;
+/**
+ * During a flood (the write just parsed was FLOOD_WRITE or more), output
+ * gathered meanwhile is held until it reaches BATCH_MIN, for at most
+ * BATCH_HOLD_MS: xterm.js then parses it in one go and draws once, where
+ * it would draw after every 12 ms of parsing (drawing costs the DOM
+ * renderer about as much as parsing).
+ */
+export const BATCH_MIN = 192 * 1024;
+export const FLOOD_WRITE = 32 * 1024;
+export const BATCH_HOLD_MS = 12;
 /** Typed input kept while the socket is down (sent on reconnect); beyond it keys are dropped. */
 export const INPUT_QUEUE_MAX = 64 * 1024;
 
@@ -154,6 +175,11 @@ export class TermClient {
   private exited = false;
   private queued = 0;
   private hidden = false;
+  /** Writes handed to the sink and not called back yet. */
+  private inFlight = 0;
+  /** Output received while a write was in flight: written as one once it is done. */
+  private batch: { parts: Uint8Array[]; bytes: number; end: number; epoch: number } | null = null;
+  private holdTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(o: TermClientOptions) {
     this.o = o;
@@ -175,6 +201,8 @@ export class TermClient {
   /** Closes for good (the tab was closed, the pane unmounted). */
   stop() {
     this.stopped = true;
+    if (this.holdTimer) clearTimeout(this.holdTimer);
+    this.holdTimer = null;
     this.drop();
     this.state.value = { kind: "stopped" };
   }
@@ -320,6 +348,7 @@ export class TermClient {
         break;
       case "resync":
         // A server without flow control dropped output for us: skip ahead (the screen may be off until a redraw).
+        this.flushBatch();
         this.stats.resyncs++;
         this.stats.skipped += Number(f.skipped) || 0;
         this.offset = f.offset;
@@ -342,6 +371,7 @@ export class TermClient {
     this.stats.connects++;
     this.attempt = 0;
     this.flow = f.flow === true;
+    this.flushBatch();
     if (this.stream !== null && f.stream !== this.stream) {
       // A new shell (the old one exited, or its host was lost): start the screen over.
       this.epoch++;
@@ -369,6 +399,7 @@ export class TermClient {
   private onBinary(data: Uint8Array) {
     const scr = this.screen;
     if (scr) {
+      this.flushBatch();
       this.screen = null;
       this.stats.screens++;
       const epoch = ++this.epoch;
@@ -376,12 +407,15 @@ export class TermClient {
       this.offset = scr.offset;
       // Acks continue from the screen's offset once it is drawn.
       this.queued += data.length;
+      this.inFlight++;
       this.o.sink.write(data, () => {
+        this.inFlight--;
         this.queued -= data.length;
         if (epoch === this.epoch) {
           this.rendered = Math.max(this.rendered, scr.offset);
           this.o.sink.screenDrawn?.();
         }
+        this.flushBatch();
         this.afterRender();
       });
       return;
@@ -390,13 +424,17 @@ export class TermClient {
     this.offset = end;
     this.stats.bytes += data.length;
     this.stats.frames++;
-    const epoch = this.epoch;
     this.queued += data.length;
-    this.o.sink.write(data, () => {
-      this.queued -= data.length;
-      if (epoch === this.epoch && end > this.rendered) this.rendered = end;
-      this.afterRender();
-    });
+    if (this.inFlight > 0 || this.holdTimer) {
+      // The screen is still parsing (or a flood's batch is held): gather, written as one when it is done.
+      const b = (this.batch ??= { parts: [], bytes: 0, end, epoch: this.epoch });
+      b.parts.push(data);
+      b.bytes += data.length;
+      b.end = end;
+      if (b.bytes >= (this.o.batchMax ?? BATCH_MAX) || (this.holdTimer && b.bytes >= (this.o.batchMin ?? BATCH_MIN))) this.flushBatch();
+    } else {
+      this.writeOut(data, end, this.epoch);
+    }
     if (this.hidden) this.afterRender();
     if (this.queued > (this.o.pendingHigh ?? PENDING_HIGH) && this.ws) {
       // This page draws slower than the output comes: let go of the socket until it has caught up.
@@ -404,6 +442,52 @@ export class TermClient {
       this.drop();
       this.state.value = { kind: "catching-up" };
     }
+  }
+
+  /** Hands data (output up to the stream offset end) to the screen; acks follow its write callback. */
+  private writeOut(data: Uint8Array, end: number, epoch: number) {
+    this.inFlight++;
+    this.o.sink.write(data, () => {
+      this.inFlight--;
+      this.queued -= data.length;
+      if (epoch === this.epoch && end > this.rendered) this.rendered = end;
+      this.releaseBatch(data.length);
+      this.afterRender();
+    });
+  }
+
+  /** After a write of n bytes is parsed: the gathered output goes now, or, in a flood, once it is large enough. */
+  private releaseBatch(n: number) {
+    const b = this.batch;
+    if (!b || this.inFlight > 0 || this.holdTimer) return;
+    // Not in a hidden page: its timers are throttled.
+    if (!this.hidden && n >= (this.o.floodWrite ?? FLOOD_WRITE) && b.bytes < (this.o.batchMin ?? BATCH_MIN)) {
+      this.holdTimer = setTimeout(() => {
+        this.holdTimer = null;
+        this.flushBatch();
+      }, BATCH_HOLD_MS);
+      return;
+    }
+    this.flushBatch();
+  }
+
+  /** Writes the gathered output now (its write is done, or the screen is about to start over). */
+  private flushBatch() {
+    if (this.holdTimer) clearTimeout(this.holdTimer);
+    this.holdTimer = null;
+    const b = this.batch;
+    if (!b) return;
+    this.batch = null;
+    let data = b.parts[0];
+    if (b.parts.length > 1) {
+      data = new Uint8Array(b.bytes);
+      let at = 0;
+      for (const p of b.parts) {
+        data.set(p, at);
+        at += p.length;
+      }
+    }
+    this.writeOut(data, b.end, b.epoch);
   }
 
   private afterRender() {

@@ -24,29 +24,42 @@ export class Capture {
 
   feed(data: Uint8Array) {
     if (this.state === "done") return;
-    // The markers may span two chunks: search the previous chunk's tail with this one.
+    // The markers may span two chunks: search the previous chunk's tail joined to
+    // this one's head, then this chunk (no copy of the chunk: it may be large).
     const want = this.state === "waiting" ? this.begin : this.end;
     const keep = this.tail.length;
-    const buf = keep ? concat(this.tail, data) : data;
-    const at = find(buf, want, 0);
+    let stop = -1; // where the marker ends in data
+    if (keep) {
+      const at = find(concat(this.tail, data.subarray(0, want.length - 1)), want, 0);
+      if (at >= 0) stop = at + want.length - keep;
+    }
+    if (stop < 0) {
+      const at = find(data, want, 0);
+      if (at >= 0) stop = at + want.length;
+    }
     if (this.state === "waiting") {
-      if (at < 0) {
-        this.tail = buf.slice(Math.max(0, buf.length - (want.length - 1)));
+      if (stop < 0) {
+        this.keepTail(data, want.length - 1);
         return;
       }
       this.state = "hashing";
       this.tail = new Uint8Array(0);
-      this.feed(buf.subarray(at + want.length));
+      this.feed(data.subarray(stop));
       return;
     }
-    // Hashing: the bytes of buf beyond the kept tail are new (the tail was hashed already).
-    const stop = at < 0 ? buf.length : at + want.length;
-    this.add(buf.subarray(keep, Math.max(keep, stop)));
-    if (at >= 0) {
+    // Hashing: the kept tail was hashed already.
+    this.add(data.subarray(0, stop < 0 ? data.length : stop));
+    if (stop >= 0) {
       this.state = "done";
       return;
     }
-    this.tail = buf.slice(Math.max(0, buf.length - (want.length - 1)));
+    this.keepTail(data, want.length - 1);
+  }
+
+  /** Keeps the last n bytes of the output so far (the kept tail, then data). */
+  private keepTail(data: Uint8Array, n: number) {
+    const all = data.length >= n ? data : concat(this.tail, data);
+    this.tail = all.slice(Math.max(0, all.length - n));
   }
 
   private add(b: Uint8Array) {
