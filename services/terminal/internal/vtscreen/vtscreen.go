@@ -57,6 +57,11 @@ type Screen struct {
 	panics  int
 	// margins: left/right margins were set (DECSLRM) since the last reset.
 	margins bool
+	// pend is output written but not fed to the emulator yet (Write
+	// holds back the end of a run of plain text), splits where writes
+	// ended in it (see feed).
+	pend   []byte
+	splits []int
 	// regions: the main (0) and the alternate (1) screen have a scroll
 	// region (the library keeps one for each).
 	regions [2]bool
@@ -153,6 +158,7 @@ func (s *Screen) recoverPanic() {
 	s.title, s.top, s.bottom, s.altMode, s.main, s.margins, s.regions = "", 0, 0, 0, nil, false, [2]bool{}
 	clear(s.modes)
 	s.tr = tracker{}
+	s.pend, s.splits = s.pend[:0], s.splits[:0]
 	s.init(rows, cols)
 	s.panics++
 }
@@ -183,33 +189,47 @@ func (s *Screen) Panics() int { return s.panics }
 // scrolls. The shortcut is off while a scroll region or left/right
 // margins are set (the cursor could then be outside the region).
 func (s *Screen) Write(p []byte) {
+	if !emulate {
+		return
+	}
 	defer s.recoverPanic()
 	rows := s.emu.Height()
-	fed := 0
-	for i := 0; i < len(p); {
+	q := p
+	if len(s.pend) > 0 {
+		if len(p) > 0 && p[0] >= 0x80 {
+			s.splits = append(s.splits, len(s.pend))
+		}
+		s.pend = append(s.pend, p...)
+		q = s.pend
+	}
+	fed, last := 0, -1
+	for i := 0; i < len(q); {
 		if !s.tr.ground() {
-			s.tr.next(p[i])
+			s.tr.next(q[i])
 			i++
 			continue
 		}
-		end := plainRun(p, i)
+		end := plainRun(q, i)
 		if end == i {
-			s.tr.next(p[i])
+			s.tr.next(q[i])
 			i++
 			continue
 		}
-		if lfs := bytes.Count(p[i:end], []byte{'\n'}); lfs > 2*rows+1 && p[i] < 0x80 {
+		if end == len(q) {
+			last = i
+		}
+		if lfs := bytes.Count(q[i:end], []byte{'\n'}); lfs > 2*rows+1 && q[i] < 0x80 {
 			// What came before may set a scroll region: feed it first.
 			// (The emulator ends a grapheme cluster at the end of each
 			// write: only before an ASCII byte, which cannot extend one,
 			// is that the same as the whole.)
-			_, _ = s.emu.Write(p[fed:i])
+			s.feed(q, fed, i)
 			fed = i
 		}
-		if cut, ok := s.cut(p[i:end], rows); ok && fed == i {
+		if cut, ok := s.cut(q[i:end], rows); ok && fed == i {
 			cut += i
-			s.sgr = appendSGR(s.sgr[:0], p[i:cut])
-			if bytes.IndexByte(p[cut:end], 0x1b) < 0 {
+			s.sgr = appendSGR(s.sgr[:0], q[i:cut])
+			if bytes.IndexByte(q[cut:end], 0x1b) < 0 {
 				s.sgr = append(s.sgr, "\x1b[H\x1b[J"...)
 			} else {
 				s.sgr = append(s.sgr, "\x1b["+strconv.Itoa(rows)+";1H"...)
@@ -220,9 +240,70 @@ func (s *Screen) Write(p []byte) {
 		}
 		i = end
 	}
-	_, _ = s.emu.Write(p[fed:])
+	// The end of a run that reaches the end of the output is held back:
+	// if the next write goes on with the run, it may be skipped too.
+	hold := len(q)
+	if last >= 0 {
+		if h := max(fed, last); h < len(q) && q[h] < 0x80 && len(q)-h <= maxPend {
+			hold = h
+		}
+	}
+	s.feed(q, fed, hold)
+	s.keep(q, hold)
 	if s.main != nil && !s.emu.IsAltScreen() {
 		s.main = nil // back on the main screen: the copy is stale
+	}
+}
+
+// maxPend is the most output Write holds back.
+const maxPend = 64 << 10
+
+// feed writes q[from:to] to the emulator, in as many writes as the
+// output came in where a write's end fell before a byte that could
+// extend a grapheme cluster (splits): the emulator ends clusters there.
+func (s *Screen) feed(q []byte, from, to int) {
+	for _, sp := range s.splits {
+		if sp > from && sp < to {
+			_, _ = s.emu.Write(q[from:sp])
+			from = sp
+		}
+	}
+	if from < to {
+		_, _ = s.emu.Write(q[from:to])
+	}
+}
+
+// keep makes q[hold:] the held-back output.
+func (s *Screen) keep(q []byte, hold int) {
+	n := 0
+	for _, sp := range s.splits {
+		if sp > hold {
+			s.splits[n] = sp - hold
+			n++
+		}
+	}
+	s.splits = s.splits[:n]
+	rest := q[hold:]
+	if len(s.pend) > 0 && &q[0] == &s.pend[0] {
+		s.pend = s.pend[:copy(s.pend, rest)]
+	} else {
+		s.pend = append(s.pend[:0], rest...)
+	}
+	if cap(s.pend) > 4*maxPend && len(s.pend) < maxPend {
+		s.pend = append([]byte(nil), s.pend...) // let a large buffer go
+	}
+}
+
+// Flush feeds the output Write held back; reading the screen flushes.
+func (s *Screen) Flush() {
+	if len(s.pend) == 0 {
+		return
+	}
+	defer s.recoverPanic()
+	s.feed(s.pend, 0, len(s.pend))
+	s.pend, s.splits = s.pend[:0], s.splits[:0]
+	if s.main != nil && !s.emu.IsAltScreen() {
+		s.main = nil
 	}
 }
 
@@ -400,6 +481,7 @@ func (t *tracker) next(b byte) {
 
 // Resize changes the screen's size, as a terminal resize does.
 func (s *Screen) Resize(rows, cols int) {
+	s.Flush()
 	if rows == s.emu.Height() && cols == s.emu.Width() {
 		return
 	}
@@ -412,7 +494,10 @@ func (s *Screen) Resize(rows, cols int) {
 func (s *Screen) Size() (rows, cols int) { return s.emu.Height(), s.emu.Width() }
 
 // Emulator is the underlying emulator (tests read its cells).
-func (s *Screen) Emulator() *vt.Emulator { return s.emu }
+func (s *Screen) Emulator() *vt.Emulator {
+	s.Flush()
+	return s.emu
+}
 
 func (s *Screen) lines() []uv.Line {
 	h, w := s.emu.Height(), s.emu.Width()
@@ -463,6 +548,7 @@ var genericModes = []struct {
 // insert, origin, reverse video); the title; the cursor's style,
 // position and visibility.
 func (s *Screen) Serialize() []byte {
+	s.Flush()
 	var b strings.Builder
 	if s.emu.IsAltScreen() && s.main != nil {
 		writeLines(&b, s.main, s.emu.Height(), s.emu.Width())
