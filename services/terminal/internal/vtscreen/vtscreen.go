@@ -218,7 +218,8 @@ func (s *Screen) Write(p []byte) {
 		if end == len(q) {
 			last = i
 		}
-		if lfs := bytes.Count(q[i:end], []byte{'\n'}); lfs > 2*rows+1 && q[i] < 0x80 {
+		lfs := bytes.Count(q[i:end], []byte{'\n'})
+		if lfs > 2*rows+1 && q[i] < 0x80 {
 			// What came before may set a scroll region: feed it first.
 			// (The emulator ends a grapheme cluster at the end of each
 			// write: only before an ASCII byte, which cannot extend one,
@@ -226,7 +227,7 @@ func (s *Screen) Write(p []byte) {
 			s.feed(q, fed, i)
 			fed = i
 		}
-		if cut, ok := s.cut(q[i:end], rows); ok && fed == i {
+		if cut, ok := s.cut(q[i:end], lfs, rows); ok && fed == i {
 			cut += i
 			s.sgr = appendSGR(s.sgr[:0], q[i:cut])
 			if bytes.IndexByte(q[cut:end], 0x1b) < 0 {
@@ -311,14 +312,17 @@ func (s *Screen) Flush() {
 // again: a carriage return with rows+1 line feeds after it and at least
 // rows before it. ok is false when there is none, or the screen has a
 // scroll region or margins.
-func (s *Screen) cut(r []byte, rows int) (int, bool) {
-	lfs := bytes.Count(r, []byte{'\n'})
+func (s *Screen) cut(r []byte, lfs, rows int) (int, bool) {
 	if lfs <= 2*rows+1 || s.top != 0 || s.regions != [2]bool{} || s.margins || s.modes[ansi.ModeLeftRightMargin] {
 		return 0, false
 	}
-	last := nthLF(r, lfs-rows) // the first of the last rows+1 line feeds
+	// The first of the last rows+1 line feeds.
+	last := len(r)
+	for range rows + 1 {
+		last = bytes.LastIndexByte(r[:last], '\n')
+	}
 	c := bytes.LastIndexByte(r[:last], '\r')
-	if c < 0 || bytes.Count(r[:c], []byte{'\n'}) < rows {
+	if c < 0 || lfs-bytes.Count(r[c:], []byte{'\n'}) < rows {
 		return 0, false
 	}
 	return c, true
@@ -411,26 +415,14 @@ func seqLen(p []byte) (n int, sgr bool) {
 	return 0, false
 }
 
-// nthLF is the index of the n-th line feed in p (n >= 1).
-func nthLF(p []byte, n int) int {
-	off := 0
-	for {
-		j := bytes.IndexByte(p[off:], '\n')
-		if j < 0 {
-			return len(p) - 1
-		}
-		if n--; n == 0 {
-			return off + j
-		}
-		off += j + 1
-	}
-}
-
 // appendSGR appends the SGR sequences found in the plain run p, from the
 // last full reset (ESC [ m or ESC [ 0 m) on: what came before it no
-// longer shows in the pen.
+// longer shows in the pen. (In a plain run every ESC starts a complete
+// sequence, so these bytes are a reset wherever they are found.)
 func appendSGR(dst, p []byte) []byte {
-	base := len(dst)
+	if r := max(bytes.LastIndex(p, []byte("\x1b[m")), bytes.LastIndex(p, []byte("\x1b[0m"))); r > 0 {
+		p = p[r:]
+	}
 	for {
 		i := bytes.IndexByte(p, 0x1b)
 		if i < 0 {
@@ -439,9 +431,6 @@ func appendSGR(dst, p []byte) []byte {
 		n, sgr := seqLen(p[i:])
 		n = max(n, 1)
 		if sgr {
-			if seq := p[i : i+n]; string(seq) == "\x1b[m" || string(seq) == "\x1b[0m" {
-				dst = dst[:base]
-			}
 			dst = append(dst, p[i:i+n]...)
 		}
 		p = p[i+n:]
