@@ -66,7 +66,7 @@ func TestShortcutOnRealisticOutput(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	for _, size := range [][2]int{{24, 80}, {5, 20}, {50, 200}} {
 		rows, cols := size[0], size[1]
-		for _, c := range corpora(256<<10, rows) {
+		for _, c := range corpora(256<<10/raceScale, rows) {
 			for _, pieces := range [][]int{{448 << 10}, randomPieces(r, len(c.data))} {
 				skipped, d := compare(rows, cols, c.data, pieces)
 				if d != "" {
@@ -147,7 +147,7 @@ func randomOutput(r *rand.Rand, size, cols int) []byte {
 func TestShortcutOnAdversarialOutput(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	var skipped, total int64
-	for i := range 300 {
+	for i := range 300 / raceScale {
 		rows, cols := 1+r.IntN(12), 2+r.IntN(40)
 		if i%10 == 0 {
 			rows, cols = 24, 80
