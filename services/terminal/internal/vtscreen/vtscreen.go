@@ -420,8 +420,19 @@ func seqLen(p []byte) (n int, sgr bool) {
 // longer shows in the pen. (In a plain run every ESC starts a complete
 // sequence, so these bytes are a reset wherever they are found.)
 func appendSGR(dst, p []byte) []byte {
-	if r := max(bytes.LastIndex(p, []byte("\x1b[m")), bytes.LastIndex(p, []byte("\x1b[0m"))); r > 0 {
-		p = p[r:]
+	if bytes.IndexByte(p, 0x1b) < 0 {
+		return dst
+	}
+	for j := len(p); ; { // back to the last reset
+		k := bytes.LastIndexByte(p[:j], 0x1b)
+		if k < 0 {
+			break
+		}
+		if bytes.HasPrefix(p[k:], []byte("\x1b[m")) || bytes.HasPrefix(p[k:], []byte("\x1b[0m")) {
+			p = p[k:]
+			break
+		}
+		j = k
 	}
 	for {
 		i := bytes.IndexByte(p, 0x1b)
