@@ -23,6 +23,7 @@ package vtscreen
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"strconv"
@@ -30,6 +31,7 @@ import (
 
 	uv "github.com/charmbracelet/ultraviolet"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/ansi/parser"
 	"github.com/charmbracelet/x/vt"
 )
 
@@ -46,17 +48,42 @@ type Screen struct {
 	altMode int
 	main    []uv.Line
 	mainCur uv.Position
-	// st is the escape-sequence state after the bytes written so far (a
-	// tracker of its own, for the plain-text fast path).
-	st parseState
+	// tr is the parser's state after the bytes written so far (a
+	// tracker of its own, for the plain-text shortcut).
+	tr tracker
 	// skipped counts bytes the fast path did not have to emulate.
 	skipped int64
 	sgr     []byte // scratch: the SGR sequences of a skipped span
+	panics  int
+	// margins: left/right margins were set (DECSLRM) since the last reset.
+	margins bool
+	// pend is output written but not fed to the emulator yet (Write
+	// holds back the end of a run of plain text), splits where writes
+	// ended in it (see feed).
+	pend   []byte
+	splits []int
+	// regions: the main (0) and the alternate (1) screen have a scroll
+	// region (the library keeps one for each).
+	regions [2]bool
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // New returns a blank screen of rows×cols.
 func New(rows, cols int) *Screen {
-	s := &Screen{emu: vt.NewEmulator(cols, rows), modes: map[ansi.Mode]bool{}}
+	s := &Screen{modes: map[ansi.Mode]bool{}}
+	s.init(rows, cols)
+	return s
+}
+
+// init gives s a blank emulator of rows×cols, with s's handlers.
+func (s *Screen) init(rows, cols int) {
+	s.emu = vt.NewEmulator(cols, rows)
 	// Nothing reads the emulator's replies: a closed pipe drops them
 	// instead of blocking the writer.
 	if pw, ok := s.emu.InputPipe().(*io.PipeWriter); ok {
@@ -77,13 +104,28 @@ func New(rows, cols int) *Screen {
 		if bottom < 1 {
 			bottom = s.emu.Height()
 		}
+		if bottom > s.emu.Height() {
+			// The library takes a region below the screen, and panics
+			// on the next scroll in it: ignore the sequence.
+			return true
+		}
 		if top < bottom {
+			// The library keeps a region for each screen.
+			s.regions[b2i(s.emu.IsAltScreen())] = top > 1 || bottom < s.emu.Height()
 			s.top, s.bottom = top, bottom
 			if top == 1 && bottom == s.emu.Height() {
 				s.top, s.bottom = 0, 0
 			}
 		}
 		return false // the emulator's handler does the rest
+	})
+	s.emu.RegisterCsiHandler('s', func(ansi.Params) bool {
+		// DECSLRM: the library keeps left/right margins even once
+		// DECLRMM is reset; the shortcut is off from then on.
+		if s.modes[ansi.ModeLeftRightMargin] {
+			s.margins = true
+		}
+		return false
 	})
 	s.emu.RegisterCsiHandler(ansi.Command('?', 0, 'h'), func(p ansi.Params) bool {
 		if s.emu.IsAltScreen() {
@@ -99,230 +141,363 @@ func New(rows, cols int) *Screen {
 		return false
 	})
 	s.emu.RegisterEscHandler('c', func() bool {
-		s.title, s.top, s.bottom, s.main = "", 0, 0, nil
+		s.title, s.top, s.bottom, s.main, s.margins, s.regions = "", 0, 0, nil, false, [2]bool{}
 		clear(s.modes)
 		return false
 	})
-	return s
 }
+
+// recoverPanic, deferred by Write, puts a blank emulator in place of one
+// that panicked (an input the library does not survive), so that one
+// terminal's output cannot take the service down; Panics counts them.
+func (s *Screen) recoverPanic() {
+	if recover() == nil {
+		return
+	}
+	rows, cols := s.emu.Height(), s.emu.Width()
+	s.title, s.top, s.bottom, s.altMode, s.main, s.margins, s.regions = "", 0, 0, 0, nil, false, [2]bool{}
+	clear(s.modes)
+	s.tr = tracker{}
+	s.pend, s.splits = s.pend[:0], s.splits[:0]
+	s.init(rows, cols)
+	s.panics++
+}
+
+// Panics is how many times the emulator panicked and was replaced by a
+// blank one.
+func (s *Screen) Panics() int { return s.panics }
 
 // Write feeds output to the emulator.
 //
-// Emulating every character costs about as much as the rest of the
-// terminal service together (the emulator copies each line's cells on
-// every scroll), so Write takes a shortcut that leaves the screen as it
-// would be: in a run of plain text (printable characters, tabs, CR, LF,
-// BEL and SGR sequences, starting outside any escape sequence) that holds
-// more than twice the screen's height in line feeds, all but the last
-// 2×rows+1 lines (rows+1 when the cursor is on the bottom line, where
-// every line feed scrolls) would scroll off the screen, so only the SGR
-// sequences of the front of the run are fed (the pen must end up the
-// same), then its last lines. Every line on the screen afterwards was
-// blank when the tail started writing it. The shortcut is off while a scroll region or
-// left/right margins are set.
+// The library costs about a microsecond per byte (it copies every cell
+// of the screen on each scroll, and builds a cell for each character), so
+// Write takes a shortcut that leaves the screen as it would be. In a run
+// of plain text (plainRun: printable characters, UTF-8, CR, LF, tab,
+// backspace, BEL, SGR and erase-in-line sequences, starting where the
+// parser is in its ground state) only the pen (the SGR sequences) and the
+// last lines can show on the screen: the cursor only moves down or along
+// its line. So when a run holds more than 2×rows line feeds, Write picks
+// a carriage return (the cut) with rows+1 line feeds after it, feeds the
+// SGR sequences before the cut, puts the cursor where the cut leaves it
+// (column 0 of the bottom line: rows line feeds before the cut brought it
+// there, and the carriage return to column 0, ending any pending wrap),
+// then feeds the run from the cut on. Every line then on the screen was
+// scrolled in blank during that tail, in the full emulation as here.
+// When the tail has no escape sequence, the pen is the same all along it,
+// so the blank lines are all the same: the screen is erased (with that
+// pen) and the tail written from the top, which spares the emulator its
+// scrolls. The shortcut is off while a scroll region or left/right
+// margins are set (the cursor could then be outside the region).
 func (s *Screen) Write(p []byte) {
+	if !emulate {
+		return
+	}
+	defer s.recoverPanic()
 	rows := s.emu.Height()
-	fed := 0
-	for i := 0; i < len(p); {
-		if s.st != stGround {
-			s.st = s.st.next(p[i])
+	q := p
+	if len(s.pend) > 0 {
+		if len(p) > 0 && p[0] >= 0x80 {
+			s.splits = append(s.splits, len(s.pend))
+		}
+		s.pend = append(s.pend, p...)
+		q = s.pend
+	}
+	fed, last := 0, -1
+	for i := 0; i < len(q); {
+		if !s.tr.ground() {
+			s.tr.next(q[i])
 			i++
 			continue
 		}
-		end, lfs := plainRun(p, i)
+		end := plainRun(q, i)
 		if end == i {
-			s.st = s.st.next(p[i])
+			s.tr.next(q[i])
 			i++
 			continue
 		}
-		if lfs > 2*rows+1 {
+		if end == len(q) {
+			last = i
+		}
+		lfs := bytes.Count(q[i:end], []byte{'\n'})
+		if lfs > 2*rows+1 && q[i] < 0x80 {
 			// What came before may set a scroll region: feed it first.
-			_, _ = s.emu.Write(p[fed:i])
+			// (The emulator ends a grapheme cluster at the end of each
+			// write: only before an ASCII byte, which cannot extend one,
+			// is that the same as the whole.)
+			s.feed(q, fed, i)
 			fed = i
-			// With the cursor on the bottom line, every line feed
-			// scrolls: the last rows+1 lines are enough.
-			keep := 2*rows + 1
-			if s.emu.CursorPosition().Y == rows-1 {
-				keep = rows + 1
+		}
+		if cut, ok := s.cut(q[i:end], lfs, rows); ok && fed == i {
+			cut += i
+			s.sgr = appendSGR(s.sgr[:0], q[i:cut])
+			if bytes.IndexByte(q[cut:end], 0x1b) < 0 {
+				s.sgr = append(s.sgr, "\x1b[H\x1b[J"...)
+			} else {
+				s.sgr = append(s.sgr, "\x1b["+strconv.Itoa(rows)+";1H"...)
 			}
-			if s.top == 0 && !s.modes[ansi.ModeLeftRightMargin] {
-				cut := nthLF(p[i:end], lfs-keep) + i + 1 // after the (lfs-keep)-th line feed
-				s.sgr = appendSGR(s.sgr[:0], p[i:cut])
-				_, _ = s.emu.Write(s.sgr)
-				s.skipped += int64(cut - i - len(s.sgr))
-				fed = cut
-			}
+			_, _ = s.emu.Write(s.sgr)
+			s.skipped += int64(cut - i)
+			fed = cut
 		}
 		i = end
 	}
-	_, _ = s.emu.Write(p[fed:])
+	// The end of a run that reaches the end of the output is held back:
+	// if the next write goes on with the run, it may be skipped too.
+	hold := len(q)
+	if last >= 0 {
+		if h := max(fed, last); h < len(q) && q[h] < 0x80 && len(q)-h <= maxPend {
+			hold = h
+		}
+	}
+	s.feed(q, fed, hold)
+	s.keep(q, hold)
 	if s.main != nil && !s.emu.IsAltScreen() {
 		s.main = nil // back on the main screen: the copy is stale
 	}
 }
 
+// maxPend is the most output Write holds back.
+const maxPend = 64 << 10
+
+// feed writes q[from:to] to the emulator, in as many writes as the
+// output came in where a write's end fell before a byte that could
+// extend a grapheme cluster (splits): the emulator ends clusters there.
+func (s *Screen) feed(q []byte, from, to int) {
+	for _, sp := range s.splits {
+		if sp > from && sp < to {
+			_, _ = s.emu.Write(q[from:sp])
+			from = sp
+		}
+	}
+	if from < to {
+		_, _ = s.emu.Write(q[from:to])
+	}
+}
+
+// keep makes q[hold:] the held-back output.
+func (s *Screen) keep(q []byte, hold int) {
+	n := 0
+	for _, sp := range s.splits {
+		if sp > hold {
+			s.splits[n] = sp - hold
+			n++
+		}
+	}
+	s.splits = s.splits[:n]
+	rest := q[hold:]
+	if len(s.pend) > 0 && &q[0] == &s.pend[0] {
+		s.pend = s.pend[:copy(s.pend, rest)]
+	} else {
+		s.pend = append(s.pend[:0], rest...)
+	}
+	if cap(s.pend) > 4*maxPend && len(s.pend) < maxPend {
+		s.pend = append([]byte(nil), s.pend...) // let a large buffer go
+	}
+}
+
+// Flush feeds the output Write held back; reading the screen flushes.
+func (s *Screen) Flush() {
+	if len(s.pend) == 0 {
+		return
+	}
+	defer s.recoverPanic()
+	s.feed(s.pend, 0, len(s.pend))
+	s.pend, s.splits = s.pend[:0], s.splits[:0]
+	if s.main != nil && !s.emu.IsAltScreen() {
+		s.main = nil
+	}
+}
+
+// cut returns where the shortcut may start emulating the plain run r
+// again: a carriage return with rows+1 line feeds after it and at least
+// rows before it. ok is false when there is none, or the screen has a
+// scroll region or margins.
+func (s *Screen) cut(r []byte, lfs, rows int) (int, bool) {
+	if lfs <= 2*rows+1 || s.top != 0 || s.regions != [2]bool{} || s.margins || s.modes[ansi.ModeLeftRightMargin] {
+		return 0, false
+	}
+	// The first of the last rows+1 line feeds.
+	last := len(r)
+	for range rows + 1 {
+		last = bytes.LastIndexByte(r[:last], '\n')
+	}
+	c := bytes.LastIndexByte(r[:last], '\r')
+	if c < 0 || lfs-bytes.Count(r[c:], []byte{'\n'}) < rows {
+		return 0, false
+	}
+	return c, true
+}
+
 // Skipped is how many bytes the plain-text shortcut did not emulate.
 func (s *Screen) Skipped() int64 { return s.skipped }
 
-// plainByte marks the bytes of plain text: printable (UTF-8 included),
-// tab, CR, LF, BEL.
-var plainByte = func() (t [256]bool) {
-	for b := range 256 {
-		t[b] = (b >= 0x20 && b != 0x7f) || b == '\r' || b == '\n' || b == '\t' || b == 0x07
-	}
-	return t
-}()
-
 // plainRun returns the end of the run of plain text starting at i (i
-// when p[i] does not start one) and the number of line feeds in it.
-// An SGR sequence cut by the end of p ends the run before it.
-func plainRun(p []byte, i int) (end, lfs int) {
-	start := i
+// when p[i] does not start one), with the parser in its ground state at
+// i: printable ASCII, complete UTF-8 sequences (a lead byte and its
+// continuation bytes: the parser takes the bytes after a lead byte
+// whatever they are, so a run stops before a malformed one), the bytes
+// the parser ignores in its ground state (0xA0-0xC1, 0xF5-0xFF), CR, LF,
+// tab, backspace, BEL, and complete SGR and EL sequences. It stops
+// before any other control (C0 or C1: those may change modes, character
+// sets or tab stops, or move the cursor up) and before a sequence the
+// end of p cuts.
+func plainRun(p []byte, i int) int {
+	const ones, highs, spaces = 0x0101010101010101, 0x8080808080808080, 0x2020202020202020
 	for i < len(p) {
-		if plainByte[p[i]] {
+		// Eight bytes of printable ASCII at a time: none below 0x20,
+		// none of 0x7F and above.
+		for i+8 <= len(p) {
+			w := binary.LittleEndian.Uint64(p[i:])
+			if ((w-spaces)&^w|(w+ones)|w)&highs != 0 {
+				break
+			}
+			i += 8
+		}
+		if i >= len(p) {
+			break
+		}
+		switch b := p[i]; {
+		case b >= 0x20 && b < 0x7f, b == '\r', b == '\n', b == '\t', b == '\b', b == 0x07:
 			i++
-			continue
-		}
-		if n := sgrLen(p[i:]); n > 0 {
+		case b == 0x1b:
+			n, _ := seqLen(p[i:])
+			if n == 0 {
+				return i
+			}
 			i += n
-			continue
+		case b >= 0xc2 && b <= 0xf4:
+			n := 2
+			if b >= 0xf0 {
+				n = 4
+			} else if b >= 0xe0 {
+				n = 3
+			}
+			if i+n > len(p) {
+				return i
+			}
+			for _, c := range p[i+1 : i+n] {
+				if c < 0x80 || c > 0xbf {
+					return i
+				}
+			}
+			i += n
+		case b >= 0xa0: // 0xA0-0xC1, 0xF5-0xFF: ignored by the parser
+			i++
+		default:
+			return i
 		}
-		break
 	}
-	return i, bytes.Count(p[start:i], []byte{'\n'})
+	return i
 }
 
-// sgrLen is the length of the SGR sequence (CSI digits ; : m) p starts
-// with, 0 if it does not start with a complete one.
-func sgrLen(p []byte) int {
+// seqLen is the length of the SGR (CSI digits ; : m) or EL (CSI [0-2] K)
+// sequence p starts with, 0 if it does not start with a complete one;
+// sgr tells which.
+func seqLen(p []byte) (n int, sgr bool) {
 	if len(p) < 3 || p[0] != 0x1b || p[1] != '[' {
-		return 0
+		return 0, false
+	}
+	if p[2] == 'K' {
+		return 3, false
+	}
+	if len(p) >= 4 && p[3] == 'K' && p[2] >= '0' && p[2] <= '2' {
+		return 4, false
 	}
 	for i := 2; i < len(p) && i < 64; i++ {
 		switch b := p[i]; {
 		case b == 'm':
-			return i + 1
+			return i + 1, true
 		case b >= '0' && b <= '9', b == ';', b == ':':
 		default:
-			return 0
+			return 0, false
 		}
 	}
-	return 0
-}
-
-// nthLF is the index of the n-th line feed in p (n >= 1).
-func nthLF(p []byte, n int) int {
-	off := 0
-	for {
-		j := bytes.IndexByte(p[off:], '\n')
-		if j < 0 {
-			return len(p) - 1
-		}
-		if n--; n == 0 {
-			return off + j
-		}
-		off += j + 1
-	}
+	return 0, false
 }
 
 // appendSGR appends the SGR sequences found in the plain run p, from the
 // last full reset (ESC [ m or ESC [ 0 m) on: what came before it no
-// longer shows in the pen.
+// longer shows in the pen. (In a plain run every ESC starts a complete
+// sequence, so these bytes are a reset wherever they are found.)
 func appendSGR(dst, p []byte) []byte {
-	base := len(dst)
+	if bytes.IndexByte(p, 0x1b) < 0 {
+		return dst
+	}
+	for j := len(p); ; { // back to the last reset
+		k := bytes.LastIndexByte(p[:j], 0x1b)
+		if k < 0 {
+			break
+		}
+		if bytes.HasPrefix(p[k:], []byte("\x1b[m")) || bytes.HasPrefix(p[k:], []byte("\x1b[0m")) {
+			p = p[k:]
+			break
+		}
+		j = k
+	}
 	for {
 		i := bytes.IndexByte(p, 0x1b)
 		if i < 0 {
 			return dst
 		}
-		n := max(sgrLen(p[i:]), 1)
-		if n > 1 {
-			if seq := p[i : i+n]; string(seq) == "\x1b[m" || string(seq) == "\x1b[0m" {
-				dst = dst[:base]
-			}
+		n, sgr := seqLen(p[i:])
+		n = max(n, 1)
+		if sgr {
 			dst = append(dst, p[i:i+n]...)
 		}
 		p = p[i+n:]
 	}
 }
 
-// parseState follows escape sequences as a terminal's parser does, to
-// know where plain text starts.
-type parseState uint8
+// tracker follows the emulator's parser (the same transition table, and
+// its UTF-8 rule: a lead byte takes the next one to three bytes whatever
+// they are) to know where it is in its ground state.
+type tracker struct {
+	st   parser.State
+	utf8 int8 // bytes of the UTF-8 sequence still to come
+}
 
-const (
-	stGround parseState = iota
-	stEsc
-	stEscInter
-	stCSI
-	stString    // OSC, DCS, SOS, PM, APC: until BEL or ST
-	stStringEsc // ESC inside a string: ST if '\\' follows
-)
+func (t *tracker) ground() bool { return t.st == parser.GroundState }
 
-func (st parseState) next(b byte) parseState {
-	if b == 0x18 || b == 0x1a { // CAN, SUB
-		return stGround
-	}
-	switch st {
-	case stGround:
-		if b == 0x1b {
-			return stEsc
+func (t *tracker) next(b byte) {
+	if t.st == parser.Utf8State {
+		if t.utf8--; t.utf8 <= 0 {
+			t.st = parser.GroundState
 		}
-	case stEsc:
+		return
+	}
+	st, _ := parser.Table.Transition(t.st, b)
+	if st == parser.Utf8State {
 		switch {
-		case b == '[':
-			return stCSI
-		case b == ']' || b == 'P' || b == 'X' || b == '^' || b == '_':
-			return stString
-		case b >= 0x20 && b <= 0x2f:
-			return stEscInter
-		case b >= 0x30 && b <= 0x7e:
-			return stGround
+		case b >= 0xf0:
+			t.utf8 = 3
+		case b >= 0xe0:
+			t.utf8 = 2
+		default:
+			t.utf8 = 1
 		}
-	case stEscInter:
-		if b >= 0x30 && b <= 0x7e {
-			return stGround
-		}
-		if b == 0x1b {
-			return stEsc
-		}
-	case stCSI:
-		if b >= 0x40 && b <= 0x7e {
-			return stGround
-		}
-		if b == 0x1b {
-			return stEsc
-		}
-	case stString:
-		if b == 0x07 {
-			return stGround
-		}
-		if b == 0x1b {
-			return stStringEsc
-		}
-	case stStringEsc:
-		if b == '\\' {
-			return stGround
-		}
-		return stEsc.next(b)
 	}
-	return st
+	t.st = st
 }
 
 // Resize changes the screen's size, as a terminal resize does.
 func (s *Screen) Resize(rows, cols int) {
+	s.Flush()
 	if rows == s.emu.Height() && cols == s.emu.Width() {
 		return
 	}
 	s.emu.Resize(cols, rows)
-	s.top, s.bottom = 0, 0 // xterm resets the scroll region on resize
+	// xterm (and the library) reset the margins on resize.
+	s.top, s.bottom, s.margins, s.regions = 0, 0, false, [2]bool{}
 }
 
 // Size is the screen's size.
 func (s *Screen) Size() (rows, cols int) { return s.emu.Height(), s.emu.Width() }
 
 // Emulator is the underlying emulator (tests read its cells).
-func (s *Screen) Emulator() *vt.Emulator { return s.emu }
+func (s *Screen) Emulator() *vt.Emulator {
+	s.Flush()
+	return s.emu
+}
 
 func (s *Screen) lines() []uv.Line {
 	h, w := s.emu.Height(), s.emu.Width()
@@ -373,6 +548,7 @@ var genericModes = []struct {
 // insert, origin, reverse video); the title; the cursor's style,
 // position and visibility.
 func (s *Screen) Serialize() []byte {
+	s.Flush()
 	var b strings.Builder
 	if s.emu.IsAltScreen() && s.main != nil {
 		writeLines(&b, s.main, s.emu.Height(), s.emu.Width())

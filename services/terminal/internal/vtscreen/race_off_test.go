@@ -1,0 +1,5 @@
+//go:build !race
+
+package vtscreen
+
+const raceScale = 1
