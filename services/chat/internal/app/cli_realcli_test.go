@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/svc-code/svc-code/libs/pgmigrate/pgmigratetest"
+	"github.com/svc-code/svc-code/services/chat/internal/agent/codex/codextest"
 )
 
 const realCLIHowTo = "run these tests with `make test-real-agents` (deploy/scripts/test-real-agents.sh), " +
@@ -165,7 +166,7 @@ func TestRealCLISessionCodex(t *testing.T) {
 	if err := os.MkdirAll(codexHome, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(fmt.Sprintf(realCodexConfig, url)), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(fmt.Sprintf(codextest.RealConfig, url)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	env := []string{
@@ -202,29 +203,3 @@ func TestRealCLISessionCodex(t *testing.T) {
 		t.Errorf("listing after continuing %v", list)
 	}
 }
-
-// realCodexConfig is shared/protocols/real-cli.md §4's config.toml.
-const realCodexConfig = `model = "mock-model"
-model_provider = "mock_provider"
-approval_policy = "on-request"
-sandbox_mode = "workspace-write"
-
-[model_providers.mock_provider]
-name = "Fake loopback provider"
-base_url = "%s/v1"
-wire_api = "responses"
-request_max_retries = 0
-stream_max_retries = 0
-
-[analytics]
-enabled = false
-
-[feedback]
-enabled = false
-
-[features]
-plugins = false
-apps = false
-remote_plugin = false
-tool_suggest = false
-`

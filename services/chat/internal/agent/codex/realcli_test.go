@@ -23,37 +23,11 @@ import (
 
 	"github.com/svc-code/svc-code/services/chat/internal/agent"
 	"github.com/svc-code/svc-code/services/chat/internal/agent/codex"
+	"github.com/svc-code/svc-code/services/chat/internal/agent/codex/codextest"
 )
 
 const realHowTo = "run these tests with `make test-real-agents` (deploy/scripts/test-real-agents.sh), " +
 	"or set CODEX_BIN to a codex binary and FAKEMODEL_URL to the URL cmd/fakemodel prints"
-
-// realConfig is real-cli.md §4's config.toml: the fake model as the
-// provider, no retries, and the startup plugin sync switched off.
-const realConfig = `model = "mock-model"
-model_provider = "mock_provider"
-approval_policy = "on-request"
-sandbox_mode = "workspace-write"
-
-[model_providers.mock_provider]
-name = "Fake loopback provider"
-base_url = "%s/v1"
-wire_api = "responses"
-request_max_retries = 0
-stream_max_retries = 0
-
-[analytics]
-enabled = false
-
-[feedback]
-enabled = false
-
-[features]
-plugins = false
-apps = false
-remote_plugin = false
-tool_suggest = false
-`
 
 // realHome makes a CODEX_HOME pointing Codex at the fake model.
 func realHome(t *testing.T) (bin, home string) {
@@ -66,7 +40,7 @@ func realHome(t *testing.T) (bin, home string) {
 		t.Fatalf("CODEX_BIN: %v; %s", err, realHowTo)
 	}
 	home = t.TempDir()
-	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(fmt.Sprintf(realConfig, url)), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(fmt.Sprintf(codextest.RealConfig, url)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return bin, home

@@ -58,3 +58,32 @@ func BuildFake(ctx context.Context, dir string) (string, error) {
 func MainWithFake(m *testing.M, bin *string) {
 	agenttest.MainWithFake(m, "fakecodex", bin)
 }
+
+// RealConfig is shared/protocols/real-cli.md §4's config.toml for the
+// real Codex CLI (the opt-in real-agent tests): the fake model server (its
+// URL in place of %s) as the provider, no retries, and the startup plugin
+// sync switched off.
+const RealConfig = `model = "mock-model"
+model_provider = "mock_provider"
+approval_policy = "on-request"
+sandbox_mode = "workspace-write"
+
+[model_providers.mock_provider]
+name = "Fake loopback provider"
+base_url = "%s/v1"
+wire_api = "responses"
+request_max_retries = 0
+stream_max_retries = 0
+
+[analytics]
+enabled = false
+
+[feedback]
+enabled = false
+
+[features]
+plugins = false
+apps = false
+remote_plugin = false
+tool_suggest = false
+`
