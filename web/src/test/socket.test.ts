@@ -1,37 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { backoff, ReconnectingSocket } from "../state/socket";
 import { SessionStore } from "../state/session";
-
-// A WebSocket the test drives by hand.
-class FakeWS {
-  static all: FakeWS[] = [];
-  readyState = 0;
-  sent: string[] = [];
-  onopen: (() => void) | null = null;
-  onmessage: ((e: { data: string }) => void) | null = null;
-  onclose: ((e: { code: number }) => void) | null = null;
-  onerror: (() => void) | null = null;
-  constructor(public url: string) {
-    FakeWS.all.push(this);
-  }
-  send(s: string) {
-    this.sent.push(s);
-  }
-  close() {
-    this.readyState = 3;
-  }
-  open() {
-    this.readyState = 1;
-    this.onopen?.();
-  }
-  frame(f: unknown) {
-    this.onmessage?.({ data: JSON.stringify(f) });
-  }
-  drop(code = 1006) {
-    this.readyState = 3;
-    this.onclose?.({ code });
-  }
-}
+import { FakeWS } from "./fakews";
 
 const ID = "K7QZ3XH2M4A5B6C7D2E3F4G5H6";
 const last = () => FakeWS.all[FakeWS.all.length - 1];

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { LiveSession, visibilityMessage } from "../state/live";
+import { FakeWS } from "./fakews";
 
 // No IndexedDB here: the outbox keeps its prompts in memory.
 vi.mock("../state/outbox", async (importOriginal) => {
@@ -7,34 +8,7 @@ vi.mock("../state/outbox", async (importOriginal) => {
   return { ...m, idbKV: m.memoryKV() };
 });
 
-// A WebSocket the test drives by hand; it records the client messages.
-class FakeWS {
-  static all: FakeWS[] = [];
-  readyState = 0;
-  sent: any[] = [];
-  onopen: (() => void) | null = null;
-  onmessage: ((e: { data: string }) => void) | null = null;
-  onclose: ((e: { code: number }) => void) | null = null;
-  onerror: (() => void) | null = null;
-  constructor(public url: string) {
-    FakeWS.all.push(this);
-  }
-  send(s: string) {
-    this.sent.push(JSON.parse(s));
-  }
-  close() {
-    this.readyState = 3;
-  }
-  open() {
-    this.readyState = 1;
-    this.onopen?.();
-  }
-  frame(f: unknown) {
-    this.onmessage?.({ data: JSON.stringify(f) });
-  }
-}
-
-const visibility = (ws: FakeWS) => ws.sent.filter((m) => m.type === "visibility").map((m) => m.visible);
+const visibility = (ws: FakeWS) => ws.messages().filter((m) => m.type === "visibility").map((m) => m.visible);
 let state: DocumentVisibilityState = "visible";
 
 function setVisibility(v: DocumentVisibilityState) {
