@@ -174,9 +174,9 @@ function answerFailure(status, body, decision) {
 }
 
 
-const VERSION = "2a5a5d561a7f";
+const VERSION = "9751b0f225c2";
 const CACHE = "svc-code-shell-" + VERSION;
-const ASSETS = ["/assets/index-B7o0M2fD.js","/assets/index-CM_ZBBpe.css"];
+const ASSETS = ["/assets/index-BrshK_nD.js","/assets/index-CM_ZBBpe.css"];
 const SHELL = ["/", "/static/css/login.css", "/manifest.json", "/instance-icons/default.svg", "/instance-icons/icon-192.png", "/instance-icons/icon-512.png"];
 
 self.addEventListener("install", (event) => {
