@@ -173,7 +173,7 @@ The transcripts, written into the stack's \`~/.claude/projects/\`: the records o
 | Follow: a line appended to the file to its text in the page | ${ms(results.big.follows)} | ${ms(results.small.follows)} | ${ratio(results.big.follows, results.small.follows)} |
 
 - Open: from a navigation (after about:blank, so the whole app starts again) to the moment a MutationObserver sees the last record's text in the transcript: the app's start, the session's entry and its newest page (\`GET /api/cli-sessions/claude/{id}/messages?limit=100\`, read backwards from the end of the file), rendered with the live session's blocks. A ratio near 1 says the opening does not grow with the file.
-- Follow: from this program's append (Date.now, the same clock as the page's) to the text in the page, through the page's long poll (\`?after=<offset>&wait=\`). ${nodes.toLocaleString('en')} DOM elements in the page at the end.
+- Follow: from this program's append (Date.now, the same clock as the page's) to the text in the page, through the page's long poll (\`?after=<offset>&wait=\`); the server looks at the file every 100 ms while it waits (\`clisessions.PollEvery\`), so this is up to 100 ms of polling phase plus the request and the render, whatever the file's size: its ratio is that phase, not the size. ${nodes.toLocaleString('en')} DOM elements in the page at the end.
 `;
   process.stdout.write(`${md}\n`);
   if (write) {
