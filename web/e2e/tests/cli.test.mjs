@@ -194,5 +194,5 @@ e2e('terminal sessions: listed, read-only, followed, continued here', async () =
   assert.equal(s.cwd, cl.cwd, 'the new session runs in the transcript\'s directory');
   const listed = await api('GET', `/api/cli-sessions/claude/${cl.id}`);
   assert.equal(listed.svc_session_id, sid, 'the terminal session names the svc-code session that continues it');
-  await screenshot(page, 'cli-continued');
+  await screenshots(page, 'cli-continued');
 });
