@@ -161,7 +161,8 @@ bench-analytics:
 # make run does, each writing its section of BENCHMARKS.md: the conversation (JavaScript
 # shipped, opening a 10 000-message session, its heap, frames per second while messages
 # stream in), the SQL grid at 100 000 rows, a 10 000-line file in the Files pane, and the
-# Terminal pane (a cat rendered through the page beside termbench, keystroke echo)
+# Terminal pane (a cat rendered through the page beside termbench, keystroke echo), and
+# opening a 100 MB Claude Code transcript in the terminal-session view (clibench)
 bench-ui:
 	bash deploy/scripts/ensure-browser.sh
 	cd web/e2e && npm ci --no-audit --no-fund --loglevel=error
@@ -169,6 +170,7 @@ bench-ui:
 	node bench/ui/sqlbench.mjs
 	node bench/ui/filesbench.mjs
 	node bench/ui/terminalbench.mjs
+	node bench/ui/clibench.mjs
 
 clean:
 	rm -rf $(BIN)

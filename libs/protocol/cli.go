@@ -36,6 +36,15 @@ type CLISession struct {
 	File string `json:"file,omitempty"`
 }
 
+// CLISessionRef names a CLI session: the session object's cli_session, on
+// a session made by "Continue here" (POST
+// /api/cli-sessions/{provider}/{id}/continue), links it to the transcript
+// that holds its history before it.
+type CLISessionRef struct {
+	Provider string `json:"provider" tstype:"'claude' | 'codex'"`
+	ID       string `json:"id"`
+}
+
 // CLISessionList is GET /api/cli-sessions.
 type CLISessionList struct {
 	Sessions []CLISession `json:"sessions"`

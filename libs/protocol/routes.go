@@ -26,6 +26,10 @@ type Session struct {
 	CostUSD        float64   `json:"cost_usd"`
 	Turns          int       `json:"turns"`
 	LastLine       int64     `json:"last_line"`
+	// CLISession is the Claude Code or Codex session this session was made
+	// to continue ("Continue here"), absent on other sessions and once
+	// the session is cleared (its archived copy keeps it).
+	CLISession *CLISessionRef `json:"cli_session,omitempty"`
 }
 
 // SessionList is GET /api/sessions.

@@ -175,15 +175,24 @@ e2e('terminal sessions: listed, read-only, followed, continued here', async () =
   await page.goto(`/cli/claude/${cl.id}`);
   await waitText(page.getByLabel('Terminal session transcript', { exact: true }), new RegExp(re(appended)));
   await page.getByRole('button', { name: 'Continue here', exact: true }).click();
-  await page.waitForURL(/\/s\/[A-Z2-7]{10,40}\?from=claude%2F/, { timeout: STEP_MS });
+  await page.waitForURL(/\/s\/[A-Z2-7]{10,40}$/, { timeout: STEP_MS });
   const sid = new URL(page.url()).pathname.split('/')[2];
   const back = page.getByRole('link', { name: 'the terminal session\'s transcript', exact: true });
   assert.equal(await back.getAttribute('href'), `/cli/claude/${cl.id}`, 'the new session links to the transcript');
+  // The link is the session's own (cli_session), not the URL's: it is there after a reload.
+  await page.reload();
+  await back.waitFor({ timeout: STEP_MS });
+  assert.equal(await back.getAttribute('href'), `/cli/claude/${cl.id}`, 'the link survives a reload');
+  // Its provider is locked from the start (it resumes the CLI's conversation), and says why.
+  assert.equal(await page.locator('#sess-provider').count(), 0, 'no provider switch is offered');
+  const prov = page.locator('.sesshead .provider');
+  await waitText(prov, /locked \(resumes a terminal session\)/);
+  assert.match(await prov.getAttribute('title'), new RegExp(`Continues the Claude Code session ${re(cl.id)} from a terminal`));
   await waitText(connection(page), /connected/i);
   await message(page).waitFor({ timeout: STEP_MS });
   const s = await api('GET', `/api/session/${sid}`);
   assert.equal(s.cwd, cl.cwd, 'the new session runs in the transcript\'s directory');
   const listed = await api('GET', `/api/cli-sessions/claude/${cl.id}`);
   assert.equal(listed.svc_session_id, sid, 'the terminal session names the svc-code session that continues it');
-  await screenshot(page, 'cli-continued');
+  await screenshots(page, 'cli-continued');
 });

@@ -450,6 +450,16 @@ export interface CLISession {
   file?: string;
 }
 /**
+ * CLISessionRef names a CLI session: the session object's cli_session, on
+ * a session made by "Continue here" (POST
+ * /api/cli-sessions/{provider}/{id}/continue), links it to the transcript
+ * that holds its history before it.
+ */
+export interface CLISessionRef {
+  provider: 'claude' | 'codex';
+  id: string;
+}
+/**
  * CLISessionList is GET /api/cli-sessions.
  */
 export interface CLISessionList {
@@ -805,6 +815,12 @@ export interface Session {
   cost_usd: number /* float64 */;
   turns: number /* int */;
   last_line: number /* int64 */;
+  /**
+   * CLISession is the Claude Code or Codex session this session was made
+   * to continue ("Continue here"), absent on other sessions and once
+   * the session is cleared (its archived copy keeps it).
+   */
+  cli_session?: CLISessionRef;
 }
 /**
  * SessionList is GET /api/sessions.

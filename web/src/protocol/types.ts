@@ -26,6 +26,8 @@ export interface Session {
   cost_usd: number;
   turns: number;
   last_line?: number;
+  /** Set on a session made by "Continue here": the terminal session it continues. */
+  cli_session?: G.CLISessionRef;
 }
 
 /** A session in the sidebar: the events socket's SessionSummary or a /api/welcome entry. */

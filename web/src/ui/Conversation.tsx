@@ -21,6 +21,7 @@ import { TurnJournal } from "./TurnChips";
 import { PermissionCard, permDomId } from "./Permission";
 import { AwayWatch } from "../state/away";
 import { AwaySummaryView } from "./AwaySummary";
+import { ContinuedFrom, providerLockReason } from "./ContinuedFrom";
 
 /** Pages (of 50 blocks) rendered at first; earlier ones come on demand. */
 const FIRST_PAGES = 2;
@@ -126,7 +127,7 @@ function Conversation({ live }: { live: LiveSession }) {
           </button>
         </div>
       )}
-      <ContinuedFrom />
+      <ContinuedFrom session={live.session.value} />
       <AwaySummaryView watch={away} sessionId={live.id} />
       <Transcript live={live} actions={actions} />
       <div class="dock">
@@ -136,29 +137,6 @@ function Conversation({ live }: { live: LiveSession }) {
         <QueueView live={live} />
         <Composer live={live} onStop={stop} onExec={(r: ExecResult) => s.addExec(r)} />
       </div>
-    </div>
-  );
-}
-
-/** After "Continue here" (?from=claude/<id>): the history stays in the terminal session's transcript. */
-function ContinuedFrom() {
-  const from = new URLSearchParams(route.value.search).get("from") ?? "";
-  const m = /^(claude|codex)\/([A-Za-z0-9_-][A-Za-z0-9._-]{0,199})$/.exec(from);
-  const [hidden, setHidden] = useState(false);
-  if (!m || hidden) return null;
-  const href = `/cli/${m[1]}/${m[2]}`;
-  return (
-    <div class="banner" role="status">
-      <span>
-        Continues a session run in a terminal: its first prompt here resumes it, and its history stays in{" "}
-        <a href={href} onClick={(e) => (e.preventDefault(), navigate(href))}>
-          the terminal session's transcript
-        </a>
-        .
-      </span>
-      <button type="button" class="mini" aria-label="Dismiss" onClick={() => setHidden(true)}>
-        ×
-      </button>
     </div>
   );
 }
@@ -318,9 +296,9 @@ function SessionHeader({ live, onFork, onNotice }: { live: LiveSession; onFork: 
         </span>
         <span class="ctl">
           {locked || provs.length < 2 ? (
-            <span class="provider" title={locked ? "The provider is locked after the first turn" : ""}>
+            <span class="provider" title={locked ? providerLockReason(sess) : ""}>
               {provName}
-              {locked && <span class="muted"> · locked</span>}
+              {locked && <span class="muted"> · locked{sess?.cli_session ? " (resumes a terminal session)" : ""}</span>}
             </span>
           ) : (
             <>

@@ -42,6 +42,22 @@ func svcProvider(cli string) string {
 	return providers.AgentSDK
 }
 
+// cliProvider is the CLI of an svc-code provider: the other way round.
+func cliProvider(svc string) string {
+	if svc == providers.AppServer {
+		return protocol.CLIProviderCodex
+	}
+	return protocol.CLIProviderClaude
+}
+
+// cliDisplayName is the CLI's name for people.
+func cliDisplayName(cli string) string {
+	if cli == protocol.CLIProviderCodex {
+		return "Codex"
+	}
+	return "Claude Code"
+}
+
 func cliError(err error, provider, id string) error {
 	switch {
 	case errors.Is(err, clisessions.ErrBadProvider):
@@ -277,7 +293,7 @@ func (s *server) continueCLISession(c *fiber.Ctx) error {
 	if req.Title != nil {
 		title = *req.Title
 	}
-	n := store.NewSession{Cwd: e.Project, Provider: svcProvider(e.Provider), Title: title, ProviderSessionID: e.ID}
+	n := store.NewSession{Cwd: e.Project, Provider: svcProvider(e.Provider), Title: title, ProviderSessionID: e.ID, CLISessionID: e.ID}
 	if err := providers.FillNewSession(ctx, s.Store, &n); err != nil {
 		return err
 	}

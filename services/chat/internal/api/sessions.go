@@ -34,7 +34,17 @@ func (s *server) sessionJSON(ctx context.Context, sess store.Session) sessionJSO
 	if sess.ParentID != "" {
 		out.ParentID = &sess.ParentID
 	}
+	out.CLISession = cliSessionRef(sess)
 	return out
+}
+
+// cliSessionRef is the session object's cli_session: the CLI session a
+// session made by "Continue here" continues, nil for other sessions.
+func cliSessionRef(sess store.Session) *protocol.CLISessionRef {
+	if sess.CLISessionID == "" {
+		return nil
+	}
+	return &protocol.CLISessionRef{Provider: cliProvider(sess.Provider), ID: sess.CLISessionID}
 }
 
 func validTitle(title string) error {
@@ -225,11 +235,33 @@ func (s *server) putProvider(c *fiber.Ctx) error {
 		return err
 	}
 	sess, err := s.Store.SetProvider(c.UserContext(), id, req.Provider)
+	if errors.Is(err, store.ErrProviderLocked) {
+		return s.providerLockedError(c.UserContext(), id, err)
+	}
 	if err != nil {
 		return storeError(err, id)
 	}
 	s.Runtime.SessionChanged(c.UserContext(), id)
 	return c.JSON(s.sessionJSON(c.UserContext(), sess))
+}
+
+// providerLockedError says why the session's provider cannot change: it
+// continues a CLI session, it resumes an agent conversation, or it has had
+// its first turn.
+func (s *server) providerLockedError(ctx context.Context, id string, err error) error {
+	sess, gerr := s.Store.Get(ctx, id)
+	switch {
+	case gerr != nil:
+		return storeError(err, id)
+	case sess.CLISessionID != "":
+		return protocol.Errorf(protocol.CodeProviderLocked,
+			"the session continues the %s session %s started in a terminal: its provider cannot change (another provider could not resume that conversation)",
+			cliDisplayName(cliProvider(sess.Provider)), sess.CLISessionID)
+	case sess.ProviderSessionID != "" && sess.Turns == 0:
+		return protocol.Errorf(protocol.CodeProviderLocked,
+			"the session resumes the agent conversation %s: its provider cannot change", sess.ProviderSessionID)
+	}
+	return storeError(err, id)
 }
 
 // putPermissionMode: PUT /api/session/{id}/permission-mode {"mode"}. The

@@ -3,6 +3,7 @@ package app
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -400,5 +401,80 @@ func TestCLISessionContinueRefusals(t *testing.T) {
 	c.do(http.MethodPost, base, "{}").want(t, http.StatusConflict, "conflict")
 	if got := c.do(http.MethodGet, "/api/sessions", ""); len(got.body["sessions"].([]any)) != 0 {
 		t.Errorf("sessions after refusals: %s", got.raw)
+	}
+}
+
+// TestCLIContinuedProviderLocked: a session made by "Continue here" resumes
+// the CLI's conversation through its provider session id, so its provider
+// is locked from the start (switching would silently lose the resume), and
+// the session object says which CLI session it continues (cli_session),
+// until a clear moves that conversation to the archived copy.
+func TestCLIContinuedProviderLocked(t *testing.T) {
+	home, project := t.TempDir(), t.TempDir()
+	cliHome(t, home, project)
+	c := startCLIChat(t, home)
+
+	got := c.do(http.MethodPost, "/api/cli-sessions/claude/"+cliClaudeID+"/continue", "{}")
+	got.want(t, http.StatusCreated, "")
+	sess, _ := got.body["session"].(map[string]any)
+	id, _ := sess["session_id"].(string)
+	ref, _ := sess["cli_session"].(map[string]any)
+	if sess["provider_locked"] != true || sess["turns"] != float64(0) || ref["provider"] != "claude" || ref["id"] != cliClaudeID {
+		t.Fatalf("continued session: %s", got.raw)
+	}
+	before := c.do(http.MethodGet, "/api/session/"+id, "")
+	before.want(t, http.StatusOK, "")
+
+	// The switch is refused with a reason, and changes nothing.
+	refused := c.do(http.MethodPut, "/api/session/"+id+"/provider", `{"provider":"app-server"}`)
+	refused.want(t, http.StatusConflict, "provider_locked")
+	if msg := refused.str("message"); !strings.Contains(msg, cliClaudeID) || !strings.Contains(msg, "Claude Code") {
+		t.Errorf("refusal message %q does not name the CLI session", msg)
+	}
+	after := c.do(http.MethodGet, "/api/session/"+id, "")
+	if after.raw != before.raw {
+		t.Errorf("session changed by a refused switch:\n%s\n%s", before.raw, after.raw)
+	}
+	// Asking for the provider it has is fine (nothing to change).
+	c.do(http.MethodPut, "/api/session/"+id+"/provider", `{"provider":"agent-sdk"}`).want(t, http.StatusOK, "")
+
+	// The listing carries cli_session too; a plain session has none and
+	// still switches.
+	plain := c.mustSession(project)
+	for _, s := range c.do(http.MethodGet, "/api/sessions", "").body["sessions"].([]any) {
+		m := s.(map[string]any)
+		_, has := m["cli_session"]
+		if has != (m["session_id"] == id) {
+			t.Errorf("listed session %v: cli_session present = %v", m["session_id"], has)
+		}
+	}
+	c.do(http.MethodPut, "/api/session/"+plain+"/provider", `{"provider":"app-server"}`).want(t, http.StatusOK, "")
+
+	// A row that holds an agent conversation id without the lock (made
+	// before the lock existed) is refused all the same.
+	if _, err := c.db.Exec(context.Background(),
+		`UPDATE sessions SET provider_session_id = 'conv-1', provider_locked = false WHERE id = $1`, plain); err != nil {
+		t.Fatal(err)
+	}
+	old := c.do(http.MethodPut, "/api/session/"+plain+"/provider", `{"provider":"agent-sdk"}`)
+	old.want(t, http.StatusConflict, "provider_locked")
+	if !strings.Contains(old.str("message"), "conv-1") {
+		t.Errorf("refusal message %q", old.str("message"))
+	}
+	if p := c.do(http.MethodGet, "/api/session/"+plain, "").str("provider"); p != "app-server" {
+		t.Errorf("provider after refusal = %q", p)
+	}
+
+	// Clear moves the conversation, and the link, to the archived copy.
+	w, _ := c.join(id, -1)
+	w.send(map[string]any{"type": "clear_session"})
+	cleared := w.until("session_cleared", isType("session_cleared"))
+	archived := cleared[len(cleared)-1].str("archived_session_id")
+	if cur := c.do(http.MethodGet, "/api/session/"+id, ""); cur.body["cli_session"] != nil {
+		t.Errorf("cleared session still links the transcript: %s", cur.raw)
+	}
+	arch := c.do(http.MethodGet, "/api/session/"+archived, "")
+	if r, _ := arch.body["cli_session"].(map[string]any); r["id"] != cliClaudeID || r["provider"] != "claude" {
+		t.Errorf("archived copy: %s", arch.raw)
 	}
 }

@@ -25,8 +25,13 @@ type Session struct {
 	// ProviderSessionID is the agent's own conversation id, for --resume;
 	// "" until the agent reports one.
 	ProviderSessionID string
-	CostUSD           float64
-	Turns             int
+	// CLISessionID is the Claude Code or Codex session (its id, the same as
+	// the agent's conversation id) that this session was created to continue
+	// ("Continue here"); "" for other sessions, and after Clear (the
+	// archived copy keeps it).
+	CLISessionID string
+	CostUSD      float64
+	Turns        int
 	// LastLine is the last line given (sessions.next_line): the newest
 	// message's, 0 for an empty log, unless the newest lines were lost
 	// (Append.After) or cleared.
@@ -43,19 +48,23 @@ type NewSession struct {
 	PermissionMode string // "" means "default"
 	Model          string
 	// ProviderSessionID, when set, is the agent conversation the session's
-	// first turn resumes (a CLI session continued here).
+	// first turn resumes (a CLI session continued here). Such a session's
+	// provider is locked from the start: another provider could not resume
+	// the conversation.
 	ProviderSessionID string
+	// CLISessionID marks a session made to continue that CLI session.
+	CLISessionID string
 }
 
 const sessionColumns = `id, title, cwd, provider, provider_locked, permission_mode, model, archived,
 	coalesce(parent_id, ''), coalesce(provider_session_id, ''), cost_usd::float8, turns, next_line,
-	created_at, updated_at`
+	created_at, updated_at, coalesce(cli_session_id, '')`
 
 func scanSession(row pgx.Row) (Session, error) {
 	var s Session
 	err := row.Scan(&s.ID, &s.Title, &s.Cwd, &s.Provider, &s.ProviderLocked, &s.PermissionMode, &s.Model,
 		&s.Archived, &s.ParentID, &s.ProviderSessionID, &s.CostUSD, &s.Turns, &s.LastLine,
-		&s.CreatedAt, &s.UpdatedAt)
+		&s.CreatedAt, &s.UpdatedAt, &s.CLISessionID)
 	return s, err
 }
 
@@ -64,9 +73,10 @@ func (s *Store) Create(ctx context.Context, n NewSession) (Session, error) {
 	if n.PermissionMode == "" {
 		n.PermissionMode = "default"
 	}
-	row := s.db.QueryRow(ctx, `INSERT INTO sessions (id, title, cwd, provider, permission_mode, model, provider_session_id)
-		VALUES ($1, $2, $3, $4, $5, $6, nullif($7, '')) RETURNING `+sessionColumns,
-		NewID(), n.Title, n.Cwd, n.Provider, n.PermissionMode, n.Model, n.ProviderSessionID)
+	row := s.db.QueryRow(ctx, `INSERT INTO sessions (id, title, cwd, provider, provider_locked, permission_mode, model,
+			provider_session_id, cli_session_id)
+		VALUES ($1, $2, $3, $4, $7 <> '', $5, $6, nullif($7, ''), nullif($8, '')) RETURNING `+sessionColumns,
+		NewID(), n.Title, n.Cwd, n.Provider, n.PermissionMode, n.Model, n.ProviderSessionID, n.CLISessionID)
 	sess, err := scanSession(row)
 	if err != nil {
 		return Session{}, fmt.Errorf("create session: %w", err)
@@ -122,12 +132,15 @@ func (s *Store) SetProviderSessionID(ctx context.Context, id, providerSessionID 
 	return s.update(ctx, "set provider session id of session", id, `provider_session_id = nullif($2, '')`, providerSessionID)
 }
 
-// SetProvider binds the session to provider. Once the provider is locked it
-// fails with ErrProviderLocked, unless provider is the one already bound
+// SetProvider binds the session to provider. Once the provider is locked
+// (after the first prompt, or from the start for a session that resumes an
+// agent conversation), or while the session holds an agent conversation id,
+// it fails with ErrProviderLocked, unless provider is the one already bound
 // (then nothing changes).
 func (s *Store) SetProvider(ctx context.Context, id, provider string) (Session, error) {
 	row := s.db.QueryRow(ctx, `UPDATE sessions SET provider = $2, updated_at = now()
-		WHERE id = $1 AND (NOT provider_locked OR provider = $2) RETURNING `+sessionColumns, id, provider)
+		WHERE id = $1 AND ((NOT provider_locked AND provider_session_id IS NULL) OR provider = $2)
+		RETURNING `+sessionColumns, id, provider)
 	sess, err := scanSession(row)
 	switch {
 	case err == nil:
@@ -255,9 +268,10 @@ func (s *Store) Clear(ctx context.Context, id string) (Session, error) {
 		// FOR UPDATE holds appends (they update the row) until the log
 		// has moved.
 		row := tx.QueryRow(ctx, `INSERT INTO sessions (id, title, cwd, provider, provider_locked, permission_mode,
-				model, archived, parent_id, provider_session_id, cost_usd, turns, next_line, created_at)
+				model, archived, parent_id, provider_session_id, cli_session_id, cost_usd, turns, next_line, created_at)
 			SELECT $2, CASE WHEN title = '' THEN '(archived)' ELSE title || ' (archived)' END, cwd, provider,
-				provider_locked, permission_mode, model, true, id, provider_session_id, cost_usd, turns, next_line, now()
+				provider_locked, permission_mode, model, true, id, provider_session_id, cli_session_id, cost_usd, turns,
+				next_line, now()
 			FROM (SELECT * FROM sessions WHERE id = $1 FOR UPDATE) AS cur
 			RETURNING `+sessionColumns, id, NewID())
 		var err error
@@ -267,8 +281,8 @@ func (s *Store) Clear(ctx context.Context, id string) (Session, error) {
 		if _, err = tx.Exec(ctx, `UPDATE session_messages SET session_id = $2 WHERE session_id = $1`, id, archived.ID); err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `UPDATE sessions SET provider_session_id = NULL, cost_usd = 0, turns = 0,
-			updated_at = now() WHERE id = $1`, id)
+		_, err = tx.Exec(ctx, `UPDATE sessions SET provider_session_id = NULL, cli_session_id = NULL, cost_usd = 0,
+			turns = 0, updated_at = now() WHERE id = $1`, id)
 		return err
 	})
 	if err != nil {

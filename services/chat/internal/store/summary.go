@@ -25,7 +25,7 @@ func scanSummary(row pgx.Row) (Summary, error) {
 	var s Summary
 	err := row.Scan(&s.ID, &s.Title, &s.Cwd, &s.Provider, &s.ProviderLocked, &s.PermissionMode, &s.Model,
 		&s.Archived, &s.ParentID, &s.ProviderSessionID, &s.CostUSD, &s.Turns, &s.LastLine,
-		&s.CreatedAt, &s.UpdatedAt, &s.IsFavorite, &s.Queued)
+		&s.CreatedAt, &s.UpdatedAt, &s.CLISessionID, &s.IsFavorite, &s.Queued)
 	return s, err
 }
 

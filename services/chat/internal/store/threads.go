@@ -49,7 +49,7 @@ func (s *Store) Threads(ctx context.Context, id string) ([]Thread, error) {
 		var t Thread
 		if err := rows.Scan(&t.ID, &t.Title, &t.Cwd, &t.Provider, &t.ProviderLocked, &t.PermissionMode, &t.Model,
 			&t.Archived, &t.ParentID, &t.ProviderSessionID, &t.CostUSD, &t.Turns, &t.LastLine,
-			&t.CreatedAt, &t.UpdatedAt, &t.Depth); err != nil {
+			&t.CreatedAt, &t.UpdatedAt, &t.CLISessionID, &t.Depth); err != nil {
 			return nil, fmt.Errorf("threads of %s: %w", id, err)
 		}
 		out = append(out, t)

@@ -110,9 +110,10 @@ function ContinueButton({ view }: { view: CliView }) {
     setErr(null);
     try {
       const s = await view.continueHere();
-      // The new session's log starts empty: its page links back to this transcript.
+      // The new session's log starts empty: its page links back to this
+      // transcript (from the session's cli_session).
       sidebarTab.value = "svc";
-      navigate(`/s/${s.session_id}?from=${encodeURIComponent(`${view.ref.provider}/${view.ref.id}`)}`);
+      navigate(`/s/${s.session_id}`);
     } catch (e) {
       setErr((e as Error).message);
       setBusy(false);
