@@ -81,18 +81,23 @@ e2e('away summary: a turn that ended while the tab was hidden, then one that end
   await dismiss.click();
   assert.equal(await away(page).count(), 0, 'dismissed');
 
-  // Seen while visible: a turn watched to its end makes no summary.
-  await send(page, 'hello');
+  // Seen while visible: a turn watched to its end makes no summary. It edits
+  // too, so that its commit says when shadow has taken its end: the change
+  // startEdits makes before the next turn must come after that, or shadow
+  // journals it in this turn and the next one has no baseline to wait on.
+  const open3 = await startEdits(page, s, 3, 2);
+  await open3();
+  await turnsDone(s, 2, 2);
   await waitIdle(page);
   await setVisibility(page, 'hidden');
   await setVisibility(page, 'visible');
   assert.equal(await away(page).count(), 0, 'a turn seen to its end is no news');
 
   // Sent, then the tab is closed; the turn ends; opened again in this browser.
-  const open2 = await startEdits(page, s, 2, 3); // turn 2 was the hello
+  const open2 = await startEdits(page, s, 2, 3);
   await page.close();
   await open2();
-  await turnsDone(s, 3, 2);
+  await turnsDone(s, 3, 3);
   const again = await context.newPage();
   await again.goto(`/s/${s.session_id}`);
   await waitText(away(again), /1 turn ended/);
