@@ -174,9 +174,9 @@ function answerFailure(status, body, decision) {
 }
 
 
-const VERSION = "cad2dacbae54";
+const VERSION = "7c19c97ac7f1";
 const CACHE = "svc-code-shell-" + VERSION;
-const ASSETS = ["/assets/index-CM_ZBBpe.css","/assets/index-p7H2dz1N.js"];
+const ASSETS = ["/assets/index-CM_ZBBpe.css","/assets/index-CdD8FxqQ.js"];
 const SHELL = ["/", "/static/css/login.css", "/manifest.json", "/instance-icons/default.svg", "/instance-icons/icon-192.png", "/instance-icons/icon-512.png"];
 
 self.addEventListener("install", (event) => {

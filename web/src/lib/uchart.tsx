@@ -8,6 +8,7 @@
 import type uPlotT from "uplot";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { theme } from "../state/app";
+import "./uchart.css";
 
 type UPlot = typeof uPlotT;
 let loading: Promise<UPlot> | null = null;
