@@ -121,7 +121,7 @@ func isDir(dir string) bool {
 	return err == nil && fi.IsDir()
 }
 
-// socket upgrades GET /ws/terminal?session=…&cwd=…[&stream=…&offset=…][&flow=1].
+// socket upgrades GET /ws/terminal?session=…&cwd=…[&stream=…&offset=…][&flow=1[&skip_lines=N]].
 func (s *server) socket(c *fiber.Ctx) error {
 	// Copies: fasthttp reuses the request's memory once this handler
 	// returns, and the connection lives on.
@@ -155,13 +155,24 @@ func (s *server) socket(c *fiber.Ctx) error {
 	default:
 		return badRequest("flow %q: want 1 (acknowledge output, flow control) or 0", flowParam)
 	}
+	var skipLines int
+	if v := c.Query("skip_lines"); v != "" {
+		n, err := strconv.Atoi(v)
+		switch {
+		case err != nil || n < 0 || n > terminals.MaxSkipLines:
+			return badRequest("skip_lines %q: want the lines of scrollback the client keeps, 0 to %d", v, terminals.MaxSkipLines)
+		case n > 0 && !flow:
+			return badRequest("skip_lines needs flow=1: only a client that acknowledges can be sent less")
+		}
+		skipLines = n
+	}
 	if !websocket.FastHTTPIsWebSocketUpgrade(c.Context()) {
 		return &protocol.Error{Code: protocol.CodeBadRequest, Message: "this route needs a WebSocket upgrade", Status: fiber.StatusUpgradeRequired}
 	}
 	log := s.Log.With("session_id", session, "request_id", requestID)
 	attach := func(ctx context.Context) (*terminals.Attachment, error) {
 		return s.Manager.Attach(ctx, terminals.AttachRequest{
-			Session: session, Resume: resume, Flow: flow,
+			Session: session, Resume: resume, Flow: flow, SkipLines: skipLines,
 			Cwd: func(ctx context.Context) (string, error) { return s.startDir(ctx, session, cwd, log), nil },
 		})
 	}

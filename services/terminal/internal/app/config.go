@@ -41,15 +41,15 @@ const (
 	EnvFlowHigh         = "TERMINAL_FLOW_HIGH"
 	EnvFlowLow          = "TERMINAL_FLOW_LOW"
 	DefaultAddr         = "127.0.0.1:8772"
-	DefaultScrollbackKB = 1024
+	DefaultScrollbackKB = 4096
 	DefaultIdleTimeout  = 24 * time.Hour
 	DefaultHeartbeat    = 5 * time.Second
 	DefaultWriteTimeout = 10 * time.Second
 	DefaultExecTimeout  = 60 * time.Second
 	DefaultExecMax      = 600 * time.Second
 	DefaultExecOutputKB = 1024
-	DefaultFlowHighKB   = 512
-	DefaultFlowLowKB    = 128
+	DefaultFlowHighKB   = 2048
+	DefaultFlowLowKB    = 512
 	// KillGrace is how long a hung-up terminal session has before SIGKILL.
 	KillGrace = 2 * time.Second
 )

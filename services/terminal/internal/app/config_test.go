@@ -31,7 +31,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		{"DataHome", cfg.DataHome, home},
 		{"Home", cfg.Home, "/home/u"},
 		{"Shell", cfg.Shell, "/bin/sh"},
-		{"Scrollback", cfg.Scrollback, 1 << 20},
+		{"Scrollback", cfg.Scrollback, 4 << 20},
 		{"IdleTimeout", cfg.IdleTimeout, 24 * time.Hour},
 		{"Heartbeat", cfg.Heartbeat, 5 * time.Second},
 		{"WriteTimeout", cfg.WriteTimeout, 10 * time.Second},
@@ -41,8 +41,8 @@ func TestLoadConfigDefaults(t *testing.T) {
 		{"ExecTimeout", cfg.ExecTimeout, 60 * time.Second},
 		{"ExecMaxTimeout", cfg.ExecMaxTimeout, 600 * time.Second},
 		{"ExecOutput", cfg.ExecOutput, 1 << 20},
-		{"FlowHigh", cfg.FlowHigh, 512 << 10},
-		{"FlowLow", cfg.FlowLow, 128 << 10},
+		{"FlowHigh", cfg.FlowHigh, 2 << 20},
+		{"FlowLow", cfg.FlowLow, 512 << 10},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -131,6 +131,10 @@ type AttachRequest struct {
 	Resume *Resume
 	// Flow makes the subscriber a flow subscriber (it acknowledges).
 	Flow bool
+	// SkipLines, for a flow subscriber, is the scrollback its client keeps,
+	// in lines: plain-text floods it cannot show are left out (skip.go).
+	// 0 sends every byte.
+	SkipLines int
 	// Cwd picks the working directory when the session has no terminal
 	// and one must be started.
 	Cwd func(ctx context.Context) (string, error)
@@ -147,7 +151,7 @@ func (m *Manager) Attach(ctx context.Context, req AttachRequest) (*Attachment, e
 		}
 		if t := m.terms[req.Session]; t != nil {
 			m.mu.Unlock()
-			if a := t.attach(req.Resume, req.Flow); a != nil {
+			if a := t.attach(req.Resume, req.Flow, req.SkipLines); a != nil {
 				return a, nil
 			}
 			if err := wait(ctx, t.gone); err != nil {
@@ -182,7 +186,7 @@ func (m *Manager) Attach(ctx context.Context, req AttachRequest) (*Attachment, e
 			return nil, err
 		}
 		m.terms[req.Session] = t
-		a := t.attach(req.Resume, req.Flow)
+		a := t.attach(req.Resume, req.Flow, req.SkipLines)
 		t.run()
 		m.mu.Unlock()
 		a.Created, a.PreviousHost = true, t.previousHost

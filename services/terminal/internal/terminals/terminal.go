@@ -80,6 +80,12 @@ type Terminal struct {
 	// resizes are the resizes the emulator has not applied yet, each at
 	// the stream offset where it happened.
 	resizes []resizeAt
+	// For skipping clients (skip.go), guarded by mu: tr is the parser's
+	// state at the ring's end, marks the state at offsets along the ring
+	// (one every markEvery bytes), and skipBuf a scratch buffer.
+	tr      vtscreen.Tracker
+	marks   []parserMark
+	skipBuf []byte
 
 	// The server's screen: scr, fed by emuLoop from the ring, is the
 	// screen after the first emuOff bytes of the stream. emuMu is taken
@@ -98,6 +104,11 @@ type Terminal struct {
 	readDone chan struct{} // the reader has stopped
 	done     chan struct{} // the shell has ended: code is set, all output is in the ring
 	gone     chan struct{} // the session's claim is released and the slot is free
+}
+
+type parserMark struct {
+	at int64
+	tr vtscreen.Tracker
 }
 
 type resizeAt struct {
@@ -201,6 +212,8 @@ func (t *Terminal) readLoop() {
 
 func (t *Terminal) publish(p []byte) {
 	t.mu.Lock()
+	t.markLocked()
+	t.tr.Scan(p)
 	t.ring.Write(p)
 	for s := range t.subs {
 		signal(s.wake)
@@ -567,7 +580,7 @@ func (t *Terminal) Resize(rows, cols uint16) error {
 // the stream's beginning (its offset left the ring, or it asks for all
 // and the ring has wrapped) gets the screen instead, and starts reading at
 // the screen's offset.
-func (t *Terminal) attach(resume *Resume, flow bool) *Attachment {
+func (t *Terminal) attach(resume *Resume, flow bool, keep int) *Attachment {
 	if flow {
 		t.emuMu.Lock()
 		defer t.emuMu.Unlock()
@@ -592,6 +605,10 @@ func (t *Terminal) attach(resume *Resume, flow bool) *Attachment {
 	}
 	a.HasScrollback = end > a.Offset || a.Screen != nil
 	s := &Sub{t: t, wake: make(chan struct{}, 1), cursor: a.Offset, flow: flow, acked: a.Offset, clientAcked: a.Offset, sent: a.Offset}
+	if flow && keep > 0 {
+		s.keep = keep
+		s.tr, s.trKnown = t.parserAtLocked(s.cursor)
+	}
 	if end > a.Offset {
 		s.wake <- struct{}{}
 	}
@@ -697,7 +714,24 @@ type Sub struct {
 	// checked against these two: one sent before the client saw a
 	// screen is still valid, and just counts for nothing.
 	acked, clientAcked, sent int64
+	// A skipping subscriber (skip_lines, skip.go), guarded by t.mu: keep
+	// is the client's scrollback in lines, tr its parser's state at the
+	// cursor (trKnown: that state could be worked out), plainTo how far
+	// the output after the cursor is known to be plain, skipTried the
+	// ring's end at the last look for a skip point, skipBlock an offset
+	// the cursor must pass before the next look (something not plain
+	// lies before it); skips and skipped count what was left out.
+	keep                          int
+	tr                            vtscreen.Tracker
+	trKnown                       bool
+	plainTo, skipTried, skipBlock int64
+	skips, skipped                int64
+	// spans are the skips the client has not acknowledged past yet.
+	spans []span
 }
+
+// span is a range of stream offsets.
+type span struct{ from, to int64 }
 
 // Errors of Ack; nothing changed.
 var (
@@ -725,6 +759,9 @@ func (s *Sub) Ack(off int64) error {
 	}
 	s.clientAcked = off
 	s.acked = max(s.acked, off)
+	for len(s.spans) > 0 && s.spans[0].to <= off {
+		s.spans = s.spans[1:]
+	}
 	t.checkFlowLocked()
 	signal(s.wake) // its window may have opened
 	return nil
@@ -742,7 +779,7 @@ func (s *Sub) Acked() int64 {
 // drain is set: the shell has ended), and when the subscriber has fallen
 // behind the ring it returns the screen instead, moving the cursor (and
 // the acknowledgement) to the screen's offset.
-func (s *Sub) NextFlow(p []byte, drain bool) (n int, screen *Screen) {
+func (s *Sub) NextFlow(p []byte, drain bool) (n int, screen *Screen, skip *Skip) {
 	t := s.t
 	t.mu.Lock()
 	behind := s.cursor < t.ring.Start()
@@ -755,33 +792,43 @@ func (s *Sub) NextFlow(p []byte, drain bool) (n int, screen *Screen) {
 		t.mu.Lock()
 		s.cursor, s.acked = screen.Offset, screen.Offset
 		s.sent = max(s.sent, s.cursor)
+		if s.keep > 0 {
+			s.tr, s.trKnown = t.parserAtLocked(s.cursor)
+		}
 		t.checkFlowLocked()
 		if s.cursor < t.ring.End() {
 			signal(s.wake)
 		}
 		t.mu.Unlock()
-		return 0, screen
+		return 0, screen, nil
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if s.cursor < t.ring.Start() {
+		signal(s.wake) // overtaken meanwhile: the screen next time
+		return 0, nil, nil
+	}
+	if skip = s.skipLocked(); skip != nil {
+		signal(s.wake)
+		return 0, nil, skip
+	}
 	if !drain {
-		room := s.acked + t.m.cfg.FlowHigh - s.cursor
+		room := s.roomLocked()
 		if room <= 0 {
-			return 0, nil // Ack wakes the subscriber
+			return 0, nil, nil // Ack wakes the subscriber
 		}
 		p = p[:min(int64(len(p)), room)]
 	}
-	if s.cursor < t.ring.Start() {
-		signal(s.wake) // overtaken meanwhile: the screen next time
-		return 0, nil
-	}
 	n = t.ring.ReadAt(p, s.cursor)
+	if s.keep > 0 {
+		s.tr.Scan(p[:n])
+	}
 	s.cursor += int64(n)
 	s.sent = max(s.sent, s.cursor)
-	if s.cursor < t.ring.End() && (drain || s.cursor < s.acked+t.m.cfg.FlowHigh) {
+	if s.cursor < t.ring.End() && (drain || s.roomLocked() > 0) {
 		signal(s.wake)
 	}
-	return n, nil
+	return n, nil, nil
 }
 
 // Terminal is the terminal the subscriber reads.
@@ -850,7 +897,7 @@ func (s *Sub) Ready() (n int64, growing bool) {
 	}
 	n = end - s.cursor
 	if s.flow {
-		if room := max(s.acked+t.m.cfg.FlowHigh-s.cursor, 0); room <= n {
+		if room := max(s.roomLocked(), 0); room <= n {
 			return room, false
 		}
 	}

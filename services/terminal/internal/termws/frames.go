@@ -18,6 +18,9 @@ const (
 	// TypeScreen precedes one binary frame holding the serialized screen
 	// (flow connections only).
 	TypeScreen = "screen"
+	// TypeSkip tells a client that asked for skip_lines that plain output
+	// it could never show was left out (flow connections only).
+	TypeSkip = "skip"
 	// Client to server.
 	TypeResize = "resize"
 	TypePing   = "ping"
@@ -84,6 +87,19 @@ type Screen struct {
 	Rows   int    `json:"rows"`
 	Cols   int    `json:"cols"`
 	Bytes  int    `json:"bytes"`
+}
+
+// Skip tells that the output from From to Offset was left out: plain text
+// followed by more lines than the client keeps (skip_lines), so that none
+// of it could be on its screen or in its scrollback once they are drawn.
+// SGR is the pen that output would have left: the client writes it in its
+// place, after all it was sent before, and the next output starts at
+// Offset.
+type Skip struct {
+	Type   string `json:"type"`
+	From   int64  `json:"from"`
+	Offset int64  `json:"offset"`
+	SGR    string `json:"sgr"`
 }
 
 // Exit tells that the shell ended, with its code.

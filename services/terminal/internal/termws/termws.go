@@ -136,6 +136,9 @@ type ClientStats struct {
 	// it, Acked its last acknowledgement.
 	Flow          bool
 	Offset, Acked int64
+	// Skips and Skipped count the plain output left out for a client
+	// that asked for skip_lines (times, bytes).
+	Skips, Skipped int64
 }
 
 // Clients describes the open connections.
@@ -149,6 +152,7 @@ func (h *Hub) Clients() []ClientStats {
 			s.Session = sub.Terminal().Session()
 			s.Pending, s.Missed = sub.Pending()
 			s.Flow, s.Offset, s.Acked = sub.Flow(), sub.Offset(), sub.Acked()
+			s.Skips, s.Skipped = sub.Skipped()
 		}
 		out = append(out, s)
 	}
@@ -460,9 +464,12 @@ func (c *conn) gatherOutput(sub *terminals.Sub, t *time.Timer, term *terminals.T
 // acknowledged. more tells that something was sent.
 func (c *conn) output(sub *terminals.Sub, buf []byte, drain bool) (more bool, err error) {
 	if sub.Flow() {
-		n, screen := sub.NextFlow(buf, drain)
+		n, screen, skip := sub.NextFlow(buf, drain)
 		if screen != nil {
 			return true, c.writeScreen(screen)
+		}
+		if skip != nil {
+			return true, c.write(websocket.TextMessage, encode(Skip{Type: TypeSkip, From: skip.From, Offset: skip.To, SGR: string(skip.Pen)}))
 		}
 		return n > 0, c.writeOutput(buf[:n])
 	}

@@ -50,7 +50,7 @@ type Screen struct {
 	mainCur uv.Position
 	// tr is the parser's state after the bytes written so far (a
 	// tracker of its own, for the plain-text shortcut).
-	tr tracker
+	tr Tracker
 	// skipped counts bytes the fast path did not have to emulate.
 	skipped int64
 	sgr     []byte // scratch: the SGR sequences of a skipped span
@@ -157,7 +157,7 @@ func (s *Screen) recoverPanic() {
 	rows, cols := s.emu.Height(), s.emu.Width()
 	s.title, s.top, s.bottom, s.altMode, s.main, s.margins, s.regions = "", 0, 0, 0, nil, false, [2]bool{}
 	clear(s.modes)
-	s.tr = tracker{}
+	s.tr = Tracker{}
 	s.pend, s.splits = s.pend[:0], s.splits[:0]
 	s.init(rows, cols)
 	s.panics++
@@ -172,7 +172,7 @@ func (s *Screen) Panics() int { return s.panics }
 // The library costs about a microsecond per byte (it copies every cell
 // of the screen on each scroll, and builds a cell for each character), so
 // Write takes a shortcut that leaves the screen as it would be. In a run
-// of plain text (plainRun: printable characters, UTF-8, CR, LF, tab,
+// of plain text (PlainRun: printable characters, UTF-8, CR, LF, tab,
 // backspace, BEL, SGR and erase-in-line sequences, starting where the
 // parser is in its ground state) only the pen (the SGR sequences) and the
 // last lines can show on the screen: the cursor only moves down or along
@@ -204,14 +204,14 @@ func (s *Screen) Write(p []byte) {
 	}
 	fed, last := 0, -1
 	for i := 0; i < len(q); {
-		if !s.tr.ground() {
-			s.tr.next(q[i])
+		if !s.tr.Ground() {
+			s.tr.Next(q[i])
 			i++
 			continue
 		}
-		end := plainRun(q, i)
+		end := PlainRun(q, i)
 		if end == i {
-			s.tr.next(q[i])
+			s.tr.Next(q[i])
 			i++
 			continue
 		}
@@ -229,7 +229,7 @@ func (s *Screen) Write(p []byte) {
 		}
 		if cut, ok := s.cut(q[i:end], lfs, rows); ok && fed == i {
 			cut += i
-			s.sgr = appendSGR(s.sgr[:0], q[i:cut])
+			s.sgr = AppendSGR(s.sgr[:0], q[i:cut])
 			if bytes.IndexByte(q[cut:end], 0x1b) < 0 {
 				s.sgr = append(s.sgr, "\x1b[H\x1b[J"...)
 			} else {
@@ -331,17 +331,18 @@ func (s *Screen) cut(r []byte, lfs, rows int) (int, bool) {
 // Skipped is how many bytes the plain-text shortcut did not emulate.
 func (s *Screen) Skipped() int64 { return s.skipped }
 
-// plainRun returns the end of the run of plain text starting at i (i
+// PlainRun returns the end of the run of plain text starting at i (i
 // when p[i] does not start one), with the parser in its ground state at
 // i: printable ASCII, complete UTF-8 sequences (a lead byte and its
 // continuation bytes: the parser takes the bytes after a lead byte
 // whatever they are, so a run stops before a malformed one), the bytes
-// the parser ignores in its ground state (0xA0-0xC1, 0xF5-0xFF), CR, LF,
+// the parser ignores in its ground state (0xA0-0xC1, 0xF5-0xFF) but not
+// the UTF-8 form of the C1 controls (xterm.js obeys them), CR, LF,
 // tab, backspace, BEL, and complete SGR and EL sequences. It stops
 // before any other control (C0 or C1: those may change modes, character
 // sets or tab stops, or move the cursor up) and before a sequence the
 // end of p cuts.
-func plainRun(p []byte, i int) int {
+func PlainRun(p []byte, i int) int {
 	const ones, highs, spaces = 0x0101010101010101, 0x8080808080808080, 0x2020202020202020
 	for i < len(p) {
 		// Eight bytes of printable ASCII at a time: none below 0x20,
@@ -372,7 +373,8 @@ func plainRun(p []byte, i int) int {
 			} else if b >= 0xe0 {
 				n = 3
 			}
-			if i+n > len(p) {
+			if i+n > len(p) || b == 0xc2 && p[i+1] < 0xa0 {
+				// (U+0080-U+009F are C1 controls to xterm.js.)
 				return i
 			}
 			for _, c := range p[i+1 : i+n] {
@@ -415,11 +417,11 @@ func seqLen(p []byte) (n int, sgr bool) {
 	return 0, false
 }
 
-// appendSGR appends the SGR sequences found in the plain run p, from the
+// AppendSGR appends the SGR sequences found in the plain run p, from the
 // last full reset (ESC [ m or ESC [ 0 m) on: what came before it no
 // longer shows in the pen. (In a plain run every ESC starts a complete
 // sequence, so these bytes are a reset wherever they are found.)
-func appendSGR(dst, p []byte) []byte {
+func AppendSGR(dst, p []byte) []byte {
 	if bytes.IndexByte(p, 0x1b) < 0 {
 		return dst
 	}
@@ -448,17 +450,33 @@ func appendSGR(dst, p []byte) []byte {
 	}
 }
 
-// tracker follows the emulator's parser (the same transition table, and
+// Tracker follows the emulator's parser (the same transition table, and
 // its UTF-8 rule: a lead byte takes the next one to three bytes whatever
-// they are) to know where it is in its ground state.
-type tracker struct {
+// they are) to know where it is in its ground state. The zero value is a
+// parser in its ground state.
+type Tracker struct {
 	st   parser.State
 	utf8 int8 // bytes of the UTF-8 sequence still to come
 }
 
-func (t *tracker) ground() bool { return t.st == parser.GroundState }
+func (t *Tracker) Ground() bool { return t.st == parser.GroundState }
 
-func (t *tracker) next(b byte) {
+// Scan moves the tracker over p: runs of plain text at a time, a byte at a
+// time elsewhere.
+func (t *Tracker) Scan(p []byte) {
+	for i := 0; i < len(p); {
+		if t.Ground() {
+			if end := PlainRun(p, i); end > i {
+				i = end
+				continue
+			}
+		}
+		t.Next(p[i])
+		i++
+	}
+}
+
+func (t *Tracker) Next(b byte) {
 	if t.st == parser.Utf8State {
 		if t.utf8--; t.utf8 <= 0 {
 			t.st = parser.GroundState
