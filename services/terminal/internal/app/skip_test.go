@@ -130,3 +130,35 @@ func TestSkipLinesParameterIsChecked(t *testing.T) {
 		t.Errorf("skip_lines=0 with flow=1 refused flow")
 	}
 }
+
+// TestFlowEveryByteClientPacesBesideASkippingOne: a flow client that wants
+// every byte sets the pace even though a skipping client beside it is
+// always ahead (it is left the flood out): the first gets every byte, no
+// screen, while the second is left the flood out.
+func TestFlowEveryByteClientPacesBesideASkippingOne(t *testing.T) {
+	h := flowHost(t, 256, 64, 16)
+	every := h.dial(session("mixed", "flow", "1"), nil)
+	every.send(`{"type":"resize","rows":24,"cols":80}`)
+	every.run("echo rea''dy", "ready")
+	skipping := h.dial(session("mixed", "flow", "1", "skip_lines", "100"), nil)
+	sc := collect(skipping.ws, 0)
+	every.autoAck = true
+	every.delay = time.Millisecond // per 4 KiB: a slow reader, not a synchronisation
+	mark := every.mark()
+	every.send(`awk 'BEGIN { for (i = 1; i <= 100000; i++) print "line " i " of a flood that wants every byte" }'; echo do''ne` + "\r")
+	every.pump(3*time.Minute, "the end of the flood", func() bool { return doneAndPrompt(every.since(mark)) })
+	if len(every.screens) > 0 {
+		t.Fatalf("the client that wants every byte got %d screens", len(every.screens))
+	}
+	for _, m := range every.controls {
+		if m["type"] == termws.TypeResync || m["type"] == termws.TypeSkip {
+			t.Fatalf("the client that wants every byte got %v", m)
+		}
+	}
+	if got := int64(every.outBase+len(every.out)) + every.connected.Offset; got != h.p.mgr.Get("mixed").Produced() {
+		t.Fatalf("it got %d bytes of %d", got, h.p.mgr.Get("mixed").Produced())
+	}
+	if sc.count(termws.TypeSkip) == 0 {
+		t.Errorf("the skipping client was not left anything out")
+	}
+}

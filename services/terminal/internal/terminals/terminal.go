@@ -253,15 +253,25 @@ func (t *Terminal) waitFlow() int {
 }
 
 // leadLocked is the largest acknowledgement of the attached flow
-// clients, -1 when there is none.
+// clients that want every byte, or when there is none of those, of the
+// skipping ones (skip.go); -1 when there is no flow client. A client that
+// lets plain floods be left out never sets the pace for one that wants
+// every byte: it would always be ahead of it.
 func (t *Terminal) leadLocked() int64 {
-	lead := int64(-1)
+	every, skipping := int64(-1), int64(-1)
 	for s := range t.subs {
-		if s.flow {
-			lead = max(lead, s.acked)
+		switch {
+		case !s.flow:
+		case s.keep == 0:
+			every = max(every, s.acked)
+		default:
+			skipping = max(skipping, s.acked)
 		}
 	}
-	return lead
+	if every >= 0 {
+		return every
+	}
+	return skipping
 }
 
 // checkFlowLocked pauses or resumes the reader. The pace is set by the
