@@ -377,6 +377,51 @@ describe("terminal client", () => {
     expect(FakeWS.all.length).toBe(3);
   });
 
+  it("skip_lines: dials with the scrollback it keeps; a skip frame's pen is written after what came before, and acks go on from its offset", () => {
+    const sink = new FakeSink();
+    sink.auto = false;
+    const c = client(sink, { skipLines: 5000 });
+    c.start();
+    expect(last().query().get("skip_lines")).toBe("5000");
+    expect(terminalURL(ID, undefined, null, 0, 0)).toBe(`/ws/terminal?session=${ID}&flow=1`);
+    last().open();
+    last().json(connected());
+    last().bin("a\r\n"); // 0..3, being drawn
+    last().bin("b\r\n"); // 3..6, gathered
+    last().json({ type: "skip", from: 6, offset: 1000, sgr: "\u001b[0m\u001b[32m" });
+    expect(c.offset).toBe(1000);
+    last().bin("z"); // 1000..1001
+    expect(c.offset).toBe(1001);
+    sink.draw();
+    expect(sink.log).toEqual(["w:a\r\n", "w:b\r\n\u001b[0m\u001b[32mz"]);
+    expect(c.rendered).toBe(1001);
+    vi.advanceTimersByTime(100);
+    expect(last().acks()).toEqual([1001]);
+    expect(c.stats).toMatchObject({ skips: 1, skippedPlain: 994, bytes: 7 });
+    // A skip with no pen, nothing being drawn: the page is at its offset at once.
+    last().json({ type: "skip", from: 1001, offset: 2000, sgr: "" });
+    expect(c.rendered).toBe(2000);
+    vi.advanceTimersByTime(100);
+    expect(last().acks()).toEqual([1001, 2000]);
+    // A reconnect resumes after the skip.
+    last().drop();
+    vi.advanceTimersByTime(2000);
+    expect(last().query().get("offset")).toBe("2000");
+  });
+
+  it("a skip frame that does not start where the page stands is refused: the page says so and dials again at its own offset", () => {
+    const c = client(new FakeSink(), { skipLines: 100 });
+    c.start();
+    last().open();
+    last().json(connected());
+    last().bin("abc");
+    const ws = last();
+    ws.json({ type: "skip", from: 2, offset: 500, sgr: "" });
+    expect(c.offset).toBe(3);
+    expect(c.notice.value?.code).toBe("protocol");
+    expect(ws.closed).toBe(4000);
+  });
+
   it("an older server's resync skips ahead", () => {
     const sink = new FakeSink();
     const c = client(sink);

@@ -6,6 +6,8 @@
 // same over the file here, newlines as the terminal sends them: CR LF) and never
 // a gap; the slow page falls behind, is resynchronised, and its final screen
 // equals the fast page's (the serialize addon's output of the screen).
+// Then plain floods left out (skip_lines): a page that keeps every byte and one
+// the server leaves the flood out for end with the same screen AND scrollback.
 //
 // Serial: it runs the stack's shell, terminal service and gateway flat out.
 import { before, after } from 'node:test';
@@ -73,6 +75,8 @@ e2e('terminal flow: a 200 MB cat, a fast page gets every byte, a slow page ends 
   const want = await writeFile(file, tag, TOTAL);
 
   const fastCtx = await signedInContext(browser);
+  // The fast page parses every byte (it does not ask the server to leave plain floods out).
+  await fastCtx.addInitScript(() => localStorage.setItem('svc-term-skip', 'off'));
   const fast = await fastCtx.newPage();
   await openTerminal(fast, id);
   const slowCtx = await signedInContext(browser);
@@ -106,9 +110,44 @@ e2e('terminal flow: a 200 MB cat, a fast page gets every byte, a slow page ends 
   }, { timeoutMs: 300_000, intervalMs: 500, what: 'the slow page to catch up with the stream' });
   const slowInfo = await termInfo(slow, id);
   console.log(`slow page: ${JSON.stringify(slowInfo.stats)}`);
-  assert.ok(slowInfo.stats.screens + slowInfo.stats.catchups > 0, 'the slow page fell behind (a screen resync or a catch-up)');
+  assert.ok(slowInfo.stats.screens + slowInfo.stats.catchups + slowInfo.stats.skips > 0, 'the slow page fell behind (a screen resync, a catch-up or plain output left out)');
   assert.equal(slowInfo.stats.resyncs, 0, 'no resync with a hole');
   const [a, b] = await Promise.all([fast, slow].map((p) => p.evaluate((id) => /** @type {any} */ (window).__svcTerm.serialize(id, 0), id)));
   assert.equal(b, a, "the slow page's screen equals the fast page's");
   assert.match(a, new RegExp(`END-${tag}`));
+});
+
+e2e('terminal flow: a page the server leaves a plain flood out for ends with the same screen and scrollback as a page that parsed every byte', async () => {
+  const s = await createSession(uniqueTitle('e2e term skip'));
+  const id = s.session_id;
+  const tag = Math.random().toString(36).slice(2, 10);
+  await writeFile(path.join(s.cwd, 'flood.txt'), tag, Number(process.env.E2E_TERM_SKIP_BYTES || 30_000_000));
+  const fullCtx = await signedInContext(browser);
+  await fullCtx.addInitScript(() => localStorage.setItem('svc-term-skip', 'off'));
+  const full = await fullCtx.newPage();
+  await openTerminal(full, id);
+  const skipCtx = await signedInContext(browser);
+  const skipping = await skipCtx.newPage();
+  await openTerminal(skipping, id);
+  // Colours, so that the pen the left-out output leaves counts too.
+  await typeLine(full, `clear; printf '\\033[1;33m'; cat flood.txt; printf '\\033[0m'; echo done-${tag}`);
+  await waitScreen(full, id, new RegExp(`^done-${tag}$`, 'm'), 300_000);
+  await until(async () => {
+    const [a, b] = await Promise.all([termInfo(full, id), termInfo(skipping, id)]);
+    return a.rendered === a.offset && b.rendered === b.offset && a.offset === b.offset && a.pending === 0 && b.pending === 0;
+  }, { timeoutMs: 120_000, intervalMs: 250, what: 'both pages at the end of the stream' });
+  const [fi, si] = await Promise.all([termInfo(full, id), termInfo(skipping, id)]);
+  console.log(`parsing every byte: ${JSON.stringify(fi.stats)}; left out: ${JSON.stringify(si.stats)}`);
+  assert.equal(fi.stats.skips, 0, 'the page that asked for every byte got every byte');
+  assert.ok(si.stats.skips > 0 && si.stats.skippedPlain > 0, 'plain output was left out for the other page');
+  assert.equal(si.stats.screens + si.stats.resyncs, 0, 'no screen resync (which would drop scrollback)');
+  // Everything: every line of scrollback (5000), the screen, the modes, the pen.
+  const [a, b] = await Promise.all([full, skipping].map((p) => p.evaluate((id) => /** @type {any} */ (window).__svcTerm.serialize(id), id)));
+  assert.ok(a.split('\n').length > 5000, 'the scrollback is full');
+  assert.equal(b, a, 'the same screen and scrollback');
+  // Still the same once more is typed: the pen and modes carried on.
+  await typeLine(full, 'echo after');
+  await waitScreen(skipping, id, /^after$/m, 30_000);
+  const [a2, b2] = await Promise.all([full, skipping].map((p) => p.evaluate((id) => /** @type {any} */ (window).__svcTerm.serialize(id, 0), id)));
+  assert.equal(b2, a2);
 });

@@ -108,6 +108,9 @@ function theme() {
   return { background: v("--code", "#0d1014"), foreground: v("--fg", "#e3e7ec"), cursor: v("--accent", "#4c8dff"), selectionBackground: "#4c8dff55" };
 }
 
+/** Lines of scrollback xterm.js keeps; the server is told (skip_lines) so that it need not send what cannot reach them. */
+const SCROLLBACK = 5000;
+
 export function TermView({ id, label, cwd, active, ctrl, onHandle }: Props) {
   const box = useRef<HTMLDivElement>(null);
   const [parts] = useState(() => {
@@ -115,19 +118,22 @@ export function TermView({ id, label, cwd, active, ctrl, onHandle }: Props) {
       allowProposedApi: true, // unicode11
       fontFamily: 'ui-monospace, "SFMono-Regular", Menlo, Consolas, "DejaVu Sans Mono", monospace',
       fontSize: coarse() ? 12 : 13,
-      scrollback: 5000,
+      scrollback: SCROLLBACK,
       cursorBlink: true,
       theme: theme(),
     });
     const sink = new XtermSink(term);
-    // localStorage "svc-term-batch" = "off": a write per frame, as before gathering (the benchmark's baseline).
+    // localStorage "svc-term-batch" = "off": a write per frame, as before gathering (the benchmark's baseline);
+    // "svc-term-skip" = "off": every byte of a flood parsed, none left out by the server (the other baseline).
     let batchMax: number | undefined;
+    let skipLines = SCROLLBACK;
     try {
       if (localStorage.getItem("svc-term-batch") === "off") batchMax = 1;
+      if (localStorage.getItem("svc-term-skip") === "off") skipLines = 0;
     } catch {
       /* private mode */
     }
-    const client = new TermClient({ id, cwd, sink, batchMax });
+    const client = new TermClient({ id, cwd, sink, batchMax, skipLines });
     return { term, sink, client, fit: new FitAddon(), search: null as SearchAddon | null, serializer: null as SerializeAddon | null };
   });
   const { term, client, fit } = parts;

@@ -15,6 +15,11 @@
 //   acknowledged with `{"type":"ack","offset":N}`, batched (every ACK_BYTES or
 //   ACK_MS, whichever first); acks go only to a server that said `"flow": true`
 //   (an older one would type them into the shell);
+// - plain floods left out (`skip_lines`, the lines of scrollback the screen keeps):
+//   a `skip` frame says the server did not send output from `from` to `offset`
+//   (plain text followed by more lines than the screen and its scrollback
+//   hold); its `sgr`, the pen that output would have left, is written in its
+//   place after everything before it, and the stream goes on at `offset`;
 // - the screen resync: `screen` and the binary frame after it reset the screen
 //   (after what was written before it is parsed), size it R×C, draw it, and the
 //   live output continues at its offset;
@@ -75,6 +80,8 @@ export interface TermClientOptions {
   batchMax?: number;
   batchMin?: number;
   floodWrite?: number;
+  /** The screen's scrollback in lines: sent as skip_lines (0: every byte is sent). */
+  skipLines?: number;
   pendingHigh?: number;
   pendingLow?: number;
   /** Called on a `connected` frame (the view learns cwd, size, has_scrollback...). */
@@ -127,10 +134,11 @@ export const INPUT_QUEUE_MAX = 64 * 1024;
 const enc = new TextEncoder();
 
 /** The socket URL of terminal id (query as docs/api.md describes). */
-export function terminalURL(id: string, cwd: string | undefined, stream: string | null, offset: number): string {
+export function terminalURL(id: string, cwd: string | undefined, stream: string | null, offset: number, skipLines = 0): string {
   const p = new URLSearchParams({ session: id });
   if (cwd) p.set("cwd", cwd);
   p.set("flow", "1");
+  if (skipLines > 0) p.set("skip_lines", String(Math.floor(skipLines)));
   if (stream) {
     p.set("stream", stream);
     p.set("offset", String(offset));
@@ -153,7 +161,7 @@ export class TermClient {
   /** Whether the server accepted flow=1 on this connection. */
   flow = false;
   /** Counters for the tests and the benchmark (window.__svcTerm). */
-  readonly stats = { bytes: 0, frames: 0, screens: 0, resyncs: 0, skipped: 0, acks: 0, connects: 0, catchups: 0, deadSockets: 0 };
+  readonly stats = { bytes: 0, frames: 0, screens: 0, resyncs: 0, skipped: 0, acks: 0, connects: 0, catchups: 0, deadSockets: 0, skips: 0, skippedPlain: 0 };
 
   private o: TermClientOptions;
   private ws: WebSocket | null = null;
@@ -293,7 +301,7 @@ export class TermClient {
       return; // "online" calls wake()
     }
     if (this.state.peek().kind !== "reconnecting") this.state.value = { kind: "connecting" };
-    const path = terminalURL(this.o.id, this.o.cwd?.(), this.stream, this.offset);
+    const path = terminalURL(this.o.id, this.o.cwd?.(), this.stream, this.offset, this.o.skipLines);
     const base = this.o.base?.() ?? defaultBase();
     let ws: WebSocket;
     try {
@@ -345,6 +353,9 @@ export class TermClient {
         break;
       case "screen":
         this.screen = { offset: f.offset, rows: f.rows, cols: f.cols, bytes: f.bytes };
+        break;
+      case "skip":
+        this.onSkip(Number(f.from), Number(f.offset), typeof f.sgr === "string" ? f.sgr : "");
         break;
       case "resync":
         // A server without flow control dropped output for us: skip ahead (the screen may be off until a redraw).
@@ -441,6 +452,35 @@ export class TermClient {
       this.stats.catchups++;
       this.drop();
       this.state.value = { kind: "catching-up" };
+    }
+  }
+
+  /**
+   * The server left out output [from, to): the pen it would have left goes to the screen in its place,
+   * in order with the output before it (so acks reach `to` once everything before is drawn).
+   */
+  private onSkip(from: number, to: number, sgr: string) {
+    if (!(from === this.offset && to > from)) {
+      // Not where this page stands: a server bug; start over from where the page is.
+      this.notify("protocol", `skip from ${from} to ${to} while at ${this.offset}`);
+      this.dropSocket();
+      return;
+    }
+    this.stats.skips++;
+    this.stats.skippedPlain += to - from;
+    this.offset = to;
+    const pen = enc.encode(sgr);
+    this.queued += pen.length;
+    if (this.inFlight > 0 || this.holdTimer || this.batch) {
+      const b = (this.batch ??= { parts: [], bytes: 0, end: to, epoch: this.epoch });
+      b.parts.push(pen);
+      b.bytes += pen.length;
+      b.end = to;
+    } else if (pen.length > 0) {
+      this.writeOut(pen, to, this.epoch);
+    } else {
+      this.rendered = Math.max(this.rendered, to);
+      this.afterRender();
     }
   }
 
