@@ -174,9 +174,9 @@ function answerFailure(status, body, decision) {
 }
 
 
-const VERSION = "7c19c97ac7f1";
+const VERSION = "49d0a346a6c7";
 const CACHE = "svc-code-shell-" + VERSION;
-const ASSETS = ["/assets/index-CM_ZBBpe.css","/assets/index-CdD8FxqQ.js"];
+const ASSETS = ["/assets/index-B6CBZjxJ.js","/assets/index-CM_ZBBpe.css"];
 const SHELL = ["/", "/static/css/login.css", "/manifest.json", "/instance-icons/default.svg", "/instance-icons/icon-192.png", "/instance-icons/icon-512.png"];
 
 self.addEventListener("install", (event) => {
