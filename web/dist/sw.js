@@ -174,9 +174,9 @@ function answerFailure(status, body, decision) {
 }
 
 
-const VERSION = "de4a97523c07";
+const VERSION = "73a29551574a";
 const CACHE = "svc-code-shell-" + VERSION;
-const ASSETS = ["/assets/index-CDgRkWMs.js","/assets/index-CM_ZBBpe.css"];
+const ASSETS = ["/assets/index-CM_ZBBpe.css","/assets/index-CdwEsa2E.js"];
 const SHELL = ["/", "/static/css/login.css", "/manifest.json", "/instance-icons/default.svg", "/instance-icons/icon-192.png", "/instance-icons/icon-512.png"];
 
 self.addEventListener("install", (event) => {

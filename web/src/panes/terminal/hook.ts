@@ -143,6 +143,13 @@ const hook = {
     for (let y = 0; y < entry(id).term.rows; y++) lines.push(b.getLine(b.viewportY + y)?.translateToString(true) ?? "");
     return lines.join("\n");
   },
+  /** The last n lines of the active buffer (scrollback and screen, empty rows below the cursor included), right-trimmed, oldest first. */
+  lines(id: string, n: number) {
+    const b = entry(id).term.buffer.active;
+    const lines: string[] = [];
+    for (let y = Math.max(0, b.length - n); y < b.length; y++) lines.push(b.getLine(y)?.translateToString(true) ?? "");
+    return lines;
+  },
   /** Types data as the keyboard would (xterm.js input: onData, the sticky Ctrl, the socket). */
   input: (id: string, data: string) => entry(id).term.input(data, true),
   /** Resolves with performance.now() once the next output to arrive has been drawn. */
