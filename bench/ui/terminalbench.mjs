@@ -407,7 +407,7 @@ async function measurePage(driver, r) {
   ].join(', ');
   // The server's skip counters, when the page has them.
   const skipped = runs.map((x) => x.info.stats?.skips).some((v) => v !== undefined)
-    ? `; skips per run ${runs.map((x) => `${x.info.stats?.skips ?? '?'} (${x.info.stats?.skipBytes ?? x.info.stats?.skipped_plain ?? '?'} bytes)`).join(', ')}`
+    ? `; skips per run ${runs.map((x) => `${x.info.stats?.skips ?? '?'} (${x.info.stats?.skippedPlain ?? '?'} bytes)`).join(', ')}`
     : '';
   return { r, gl, label, skipped, cpuMB: median(runs.map((x) => x.cpuMB)), renderer: info.renderer, flow: info.flow, rows: info.rows, cols: info.cols, runs, lost, mbs: median(runs.map((x) => x.mbs)), echo, paint };
 }
