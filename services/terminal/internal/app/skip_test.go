@@ -29,9 +29,11 @@ func emuState(e *vt.Emulator) string {
 // that keeps 500 lines of scrollback (skip_lines=500) and alone sets the
 // pace of a long coloured flood, with a stretch that is not plain in its
 // middle, is left out most of the flood and ends with the same scrollback,
-// screen and cursor as a client that read every byte.
+// screen and cursor as a client that read every byte. Its screen is taller
+// than the terminal (another client resized it after): the skips must push
+// out its 200 rows, not the terminal's 24.
 func TestFlowSkipClientEndsOnTheSameScreenAndScrollback(t *testing.T) {
-	const rows, cols, keep = 24, 80, 500
+	const rows, cols, keep = 200, 80, 500
 	h := flowHost(t, 4096, 2048, 512)
 	c := h.dial(session("skip", "flow", "1", "skip_lines", "500"), nil)
 	if !c.connected.Flow {
@@ -45,7 +47,11 @@ func TestFlowSkipClientEndsOnTheSameScreenAndScrollback(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ows.Close()
+	if err := ows.WriteMessage(websocket.TextMessage, []byte(`{"type":"resize","rows":24,"cols":80}`)); err != nil {
+		t.Fatal(err)
+	}
 	obs := collect(ows, 0)
+	waitFor(t, 10*time.Second, "the observer's resize", func() bool { return h.p.mgr.Get("skip").Info().Rows == 24 })
 
 	// What the client is given, fed to its emulator at the end (so that
 	// it costs the machine nothing while the shell runs).

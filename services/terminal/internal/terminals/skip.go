@@ -134,7 +134,7 @@ func (s *Sub) skipLocked() *Skip {
 		return nil
 	}
 	s.skipTried = end
-	need := s.keep + 2*int(t.rows) + skipMargin
+	need := s.keep + 2*max(int(t.rows), s.rows) + skipMargin
 	if end-s.cursor < int64(need) {
 		return nil
 	}
@@ -164,6 +164,15 @@ func (s *Sub) skipLocked() *Skip {
 	s.skipped += int64(x)
 	t.checkFlowLocked()
 	return sk
+}
+
+// SetRows records the rows the subscriber's client asked for (its last
+// resize): when clients of different sizes share a terminal, a skip must
+// push out the taller one's screen too.
+func (s *Sub) SetRows(rows int) {
+	s.t.mu.Lock()
+	defer s.t.mu.Unlock()
+	s.rows = rows
 }
 
 // Skipped is how many times output was left out for the subscriber, and

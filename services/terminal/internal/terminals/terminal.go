@@ -738,6 +738,9 @@ type Sub struct {
 	skips, skipped                int64
 	// spans are the skips the client has not acknowledged past yet.
 	spans []span
+	// rows is the height the client last asked for (its screen may be
+	// taller than the terminal's, which the last resize of any client set).
+	rows int
 }
 
 // span is a range of stream offsets.

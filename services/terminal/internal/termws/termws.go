@@ -622,6 +622,7 @@ func (c *conn) control(sub *terminals.Sub, ctl control) {
 			c.send(errorFrame(CodeBadRequest, ackMessage(err, ctl.offset, sub)))
 		}
 	case ctl.kind == TypeResize:
+		sub.SetRows(int(ctl.rows))
 		if err := term.Resize(ctl.rows, ctl.cols); err != nil && !errors.Is(err, terminals.ErrEnded) {
 			c.log.Warn("resize terminal", "err", err)
 			c.send(errorFrame(CodeInternal, "the terminal could not be resized"))
