@@ -365,6 +365,8 @@ async function measurePage(driver, r) {
   await until(async () => page.call((id) => /** @type {any} */ (window).__svcTerm?.info(id).state === 'connected', id).catch(() => false), { timeoutMs: 30_000, what: 'the terminal connected' });
   const runs = [];
   const lost = [];
+  // The page's counters add up over its runs: each run's skips are the difference.
+  let before = { skips: 0, skippedPlain: 0 };
   for (let n = 0; n < CAT_RUNS; n++) {
     const tag = `${n}-${Math.random().toString(36).slice(2, 8)}`;
     const file = `big-${n}.txt`;
@@ -380,7 +382,10 @@ async function measurePage(driver, r) {
     if (differs) lost.push(`run ${n + 1}: ${differs}`);
     // MB: the cat's output (what the shell wrote), all of it parsed by the page or not.
     const mb = want.termBytes / 1e6;
-    runs.push({ ...got, cpu, mbs: mb / got.secs, cpuMB: mb / cpu });
+    const st = got.info.stats ?? {};
+    const skips = { skips: (st.skips ?? 0) - before.skips, skippedPlain: (st.skippedPlain ?? 0) - before.skippedPlain, known: st.skips !== undefined };
+    before = { skips: st.skips ?? 0, skippedPlain: st.skippedPlain ?? 0 };
+    runs.push({ ...got, cpu, mbs: mb / got.secs, cpuMB: mb / cpu, mb, skips });
     log(
       `${driver.name} ${r} page run ${n}: ${mb.toFixed(1)} MB in ${got.secs.toFixed(2)} s = ${(mb / got.secs).toFixed(1)} MB/s, browser CPU ${cpu.toFixed(1)} s = ${(mb / cpu).toFixed(1)} MB per CPU-second` +
         ` (${got.info.renderer}, ${got.info.rows}x${got.info.cols}, flow ${got.info.flow}; ${whole ? 'every byte drawn' : `${(got.bytes / 1e6).toFixed(1)} MB parsed by the page`}; buffer ${differs ?? 'ends as the file'}; stats: ${statsText(got.info.stats)})`,
@@ -406,8 +411,8 @@ async function measurePage(driver, r) {
     ...(storage['svc-term-batch'] ? ['svc-term-batch=off: a write per frame, the pane before gathering'] : []),
   ].join(', ');
   // The server's skip counters, when the page has them.
-  const skipped = runs.map((x) => x.info.stats?.skips).some((v) => v !== undefined)
-    ? `; skips per run ${runs.map((x) => `${x.info.stats?.skips ?? '?'} (${x.info.stats?.skippedPlain ?? '?'} bytes)`).join(', ')}`
+  const skipped = runs.some((x) => x.skips.known && x.skips.skips > 0)
+    ? `; the server left out ${runs.map((x) => `${(x.skips.skippedPlain / 1e6).toFixed(1)} MB in ${x.skips.skips} skips`).join(', ')}: the page parsed ${runs.map((x) => `${(x.bytes / 1e6).toFixed(1)}`).join(', ')} MB of ${runs[0].mb.toFixed(1)}`
     : '';
   return { r, gl, label, skipped, cpuMB: median(runs.map((x) => x.cpuMB)), renderer: info.renderer, flow: info.flow, rows: info.rows, cols: info.cols, runs, lost, mbs: median(runs.map((x) => x.mbs)), echo, paint };
 }
@@ -472,7 +477,7 @@ ${pages.map((p) => `| keystroke echo through the page (xterm.js ${p.label})${p.b
 | the same without the page (\`make bench-terminal\`, through the gateway) | – | ${service ? `p50 ${service.gateway.p50}, p99 ${service.gateway.p99}` : 'not run'} | – |
 
 - Driver: ${DRIVERS.map((d) => (d === 'raw' ? 'Chromium driven over a bare DevTools pipe (bench/ui/rawcdp.mjs: Target, Page and Runtime.evaluate, nothing else), as a user\'s browser runs with no driver attached' : 'Chromium driven by Playwright (playwright-core), as before: it enables CDP\'s Network domain on every page it drives, so Chromium copies each WebSocket frame\'s payload (base64) to the driver, a cost that falls on the socket and the pages measured and that a user\'s browser does not pay')).join('; and ')}${DRIVERS.includes('playwright') ? '' : ' (`-driver=playwright` measures through Playwright, whose Network domain has Chromium copy every WebSocket frame\'s payload to the driver)'}. Browser CPU is the CPU time of the browser's process tree (browser, renderers, GPU process) during the run.
-- \`cat\`: a file of ${SIZE_MB} MB of base64 lines (76 characters) between two marker lines, in the page cache; the time runs from typing \`cat\` (xterm.js \`input()\`, in the page) until the page has drawn every byte up to the end marker (the test hook's capture, and no write pending in xterm.js); MB is 10^6 bytes of terminal output (CR LF line ends), the cat's whole output whether or not the page parsed it all. Median of ${CAT_RUNS} runs. The page is 1280×800 (${pages[0]?.rows}×${pages[0]?.cols} cells), one browser window per renderer (the renderer chosen with localStorage \`svc-term-renderer\`). With flow control (issue 18 item 2) the shell is paced by the page, so the figure is the slower of the page and the service.
+- \`cat\`: a file of ${SIZE_MB} MB of base64 lines (76 characters) between two marker lines, in the page cache; the time runs from typing \`cat\` (xterm.js \`input()\`, in the page) until the page has drawn every byte up to the end marker (the test hook's capture, and no write pending in xterm.js); MB is 10^6 bytes of terminal output (CR LF line ends), the cat's whole output whether or not the page parsed it all. Median of ${CAT_RUNS} runs. The page is 1280×800 (${pages[0]?.rows}×${pages[0]?.cols} cells), one browser window per renderer (the renderer chosen with localStorage \`svc-term-renderer\`). With flow control (issue 18 item 2) the shell is paced by the page, so the figure is the slower of the page and the service; the pane asks for \`skip_lines\` (its 5000 lines of scrollback), so in a plain flood the server leaves out what the page could never show and the page no longer paces the shell at xterm.js's parsing speed (docs/api.md "Plain floods left out").
 - Output checks: a renderer named \`-noskip\` sets localStorage \`svc-term-skip=off\` (the server sends every byte, the page parses it): its runs must draw every byte (the count and FNV-1a hash of the test hook's capture against the file's). Otherwise the server may skip the plain-text lines of a flood that can never reach the page's scrollback (${SCROLLBACK} lines) or screen, and when it does the end is taken from the page's buffer (the end line drawn, nothing pending). Every run's buffer is then checked: each of its rows above the end line is the file's line (its scrollback full), and the prompt follows; "output lost" says what differed.
 - WebGL in this browser: ${pages[0]?.gl} (the pane's \`auto\` takes the DOM renderer where WebGL is drawn by the CPU: SwiftShader, llvmpipe).
 - The page that does not render reads another session's terminal through the same gateway, in a window of its own, and acks each frame as it arrives: the socket's figure in the browser.
