@@ -43,6 +43,7 @@ const arg = (name, def) => process.argv.find((a) => a.startsWith(`-${name}=`))?.
 const write = arg('write', 'true') !== 'false';
 const SIZE_MB = Number(arg('size', '128'));
 const ECHOES = Number(arg('echoes', '500'));
+const INTERRUPTS = Number(arg('interrupts', '5'));
 const CAT_RUNS = Number(arg('runs', '3'));
 const withTermbench = arg('termbench', 'true') !== 'false';
 const RENDERERS = arg('renderers', 'dom,dom-noskip,webgl').split(',').filter((r) => r && r !== 'none');
@@ -175,6 +176,40 @@ async function catThroughPage(page, id, tag, file, skip) {
   );
   const { t, info: i } = await drawnAll(page, id, `END-${tag}`, skip);
   return { secs: (t - t0) / 1000, bytes: i.capture.bytes, hash: i.capture.hash, info: i };
+}
+
+/**
+ * Ctrl-C in a flood, through the page: `yes` runs for FLOOD_MS, then Ctrl-C and
+ * `echo <tag>` are typed (xterm.js input(), as the keyboard does); the time runs
+ * until the page has drawn the line the echo prints, the shell's answer after the
+ * interrupt. Output the page has not drawn yet when the key is pressed stands
+ * before it.
+ * @param {import('./lib.mjs').DriverPage} page @param {string} id @param {number} n
+ */
+async function interruptThroughPage(page, id, n) {
+  const FLOOD_MS = 1500;
+  const out = [];
+  for (let i = 0; i < n; i++) {
+    const tag = `int${i}-${Math.random().toString(36).slice(2, 8)}`;
+    await page.call(({ id }) => /** @type {any} */ (window).__svcTerm.input(id, 'clear; yes "a line of a flood that goes on until Ctrl-C"\r'), { id });
+    await new Promise((r) => setTimeout(r, FLOOD_MS)); // the flood's length, not a synchronisation
+    out.push(
+      await page.call(
+        async ({ id, tag }) => {
+          const h = /** @type {any} */ (window).__svcTerm;
+          const t0 = performance.now();
+          h.input(id, '\x03');
+          h.input(id, `echo ${tag}\r`);
+          for (;;) {
+            if (h.lines(id, 60).includes(tag)) return performance.now() - t0;
+            await new Promise((r) => setTimeout(r, 2));
+          }
+        },
+        { id, tag },
+      ),
+    );
+  }
+  return out.sort((a, b) => a - b);
 }
 
 /**
@@ -395,6 +430,8 @@ async function measurePage(driver, r) {
   await page.call((id) => /** @type {any} */ (window).__svcTerm.input(id, 'clear\r'), id);
   await new Promise((res) => setTimeout(res, 500)); // the clear drawn before timing keys
   const echoes = await echoThroughPage(page, id, ECHOES);
+  const interrupts = INTERRUPTS > 0 ? await interruptThroughPage(page, id, INTERRUPTS) : [];
+  if (interrupts.length) log(`${driver.name} ${r} Ctrl-C in a flood: ${interrupts.map((x) => x.toFixed(0)).join(', ')} ms`);
   const echo = echoes.parsed.sort((a, b) => a - b);
   const paint = echoes.painted.sort((a, b) => a - b);
   log(`${driver.name} ${r} echo: p50 ${pct(echo, 0.5).toFixed(2)} ms, p99 ${pct(echo, 0.99).toFixed(2)} ms; to the next frame p50 ${pct(paint, 0.5).toFixed(2)} ms, p99 ${pct(paint, 0.99).toFixed(2)} ms`);
@@ -414,7 +451,7 @@ async function measurePage(driver, r) {
   const skipped = runs.some((x) => x.skips.known && x.skips.skips > 0)
     ? `; the server left out ${runs.map((x) => `${(x.skips.skippedPlain / 1e6).toFixed(1)} MB in ${x.skips.skips} skips`).join(', ')}: the page parsed ${runs.map((x) => `${(x.bytes / 1e6).toFixed(1)}`).join(', ')} MB of ${runs[0].mb.toFixed(1)}`
     : '';
-  return { r, gl, label, skipped, cpuMB: median(runs.map((x) => x.cpuMB)), renderer: info.renderer, flow: info.flow, rows: info.rows, cols: info.cols, runs, lost, mbs: median(runs.map((x) => x.mbs)), echo, paint };
+  return { r, gl, label, skipped, cpuMB: median(runs.map((x) => x.cpuMB)), renderer: info.renderer, flow: info.flow, rows: info.rows, cols: info.cols, runs, lost, mbs: median(runs.map((x) => x.mbs)), echo, paint, interrupts };
 }
 
 /** @param {import('./lib.mjs').Driver} driver */
@@ -475,6 +512,7 @@ ${measured.map(({ name, socketRuns }) => `| the same socket read by a page that 
 ${pages.map((p) => `| keystroke echo through the page (xterm.js ${p.label})${p.by}: the key typed into xterm.js until its echo is parsed (write callback), ${ECHOES} keys | p99 ≤ 16 ms (a frame) | p50 ${pct(p.echo, 0.5).toFixed(2)} ms, p99 ${pct(p.echo, 0.99).toFixed(2)} ms | ${pct(p.echo, 0.99) <= 16 ? 'met' : 'not met'} |
 | the same until the next animation frame (when xterm.js paints it) | p99 ≤ 33 ms (two frames) | p50 ${pct(p.paint, 0.5).toFixed(2)} ms, p99 ${pct(p.paint, 0.99).toFixed(2)} ms | ${pct(p.paint, 0.99) <= 33 ? 'met' : 'not met'} |`).join('\n')}
 | the same without the page (\`make bench-terminal\`, through the gateway) | – | ${service ? `p50 ${service.gateway.p50}, p99 ${service.gateway.p99}` : 'not run'} | – |
+${pages.filter((p) => p.interrupts.length).map((p) => `| Ctrl-C in a flood (\`yes\`, 1.5 s) through the page (xterm.js ${p.label})${p.by}: the key until the line typed after it is drawn, ${p.interrupts.length} times | – | median ${median(p.interrupts).toFixed(0)} ms, slowest ${Math.max(...p.interrupts).toFixed(0)} ms | – |`).join('\n')}
 
 - Driver: ${DRIVERS.map((d) => (d === 'raw' ? 'Chromium driven over a bare DevTools pipe (bench/ui/rawcdp.mjs: Target, Page and Runtime.evaluate, nothing else), as a user\'s browser runs with no driver attached' : 'Chromium driven by Playwright (playwright-core), as before: it enables CDP\'s Network domain on every page it drives, so Chromium copies each WebSocket frame\'s payload (base64) to the driver, a cost that falls on the socket and the pages measured and that a user\'s browser does not pay')).join('; and ')}${DRIVERS.includes('playwright') ? '' : ' (`-driver=playwright` measures through Playwright, whose Network domain has Chromium copy every WebSocket frame\'s payload to the driver)'}. Browser CPU is the CPU time of the browser's process tree (browser, renderers, GPU process) during the run.
 - \`cat\`: a file of ${SIZE_MB} MB of base64 lines (76 characters) between two marker lines, in the page cache; the time runs from typing \`cat\` (xterm.js \`input()\`, in the page) until the page has drawn every byte up to the end marker (the test hook's capture, and no write pending in xterm.js); MB is 10^6 bytes of terminal output (CR LF line ends), the cat's whole output whether or not the page parsed it all. Median of ${CAT_RUNS} runs. The page is 1280×800 (${pages[0]?.rows}×${pages[0]?.cols} cells), one browser window per renderer (the renderer chosen with localStorage \`svc-term-renderer\`). With flow control (issue 18 item 2) the shell is paced by the page, so the figure is the slower of the page and the service; the pane asks for \`skip_lines\` (its 5000 lines of scrollback), so in a plain flood the server leaves out what the page could never show and the page no longer paces the shell at xterm.js's parsing speed (docs/api.md "Plain floods left out").
