@@ -3,12 +3,15 @@ package terminals
 import (
 	"bytes"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/charmbracelet/x/vt"
 
+	"github.com/svc-code/svc-code/services/terminal/internal/pty"
 	"github.com/svc-code/svc-code/services/terminal/internal/vtscreen"
 )
 
@@ -172,5 +175,48 @@ func BenchmarkFindSkip(b *testing.B) {
 		if x, _, _ := findSkip(out, 5000+2*50+skipMargin); x == 0 {
 			b.Fatal("no skip")
 		}
+	}
+}
+
+// bareTerminal is a terminal whose output the test publishes: its PTY runs
+// a sleep that nothing reads from (the terminal's loops are not started).
+func bareTerminal(t *testing.T, rows int) *Terminal {
+	p, err := pty.Start(pty.Options{Path: "/bin/sleep", Args: []string{"60"}, Dir: "/", Rows: uint16(rows), Cols: 80})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close(); _ = p.WaitExited() })
+	m := NewManager(Config{Scrollback: 1 << 20, FlowHigh: 64 << 10, FlowLow: 16 << 10, Log: slog.New(slog.DiscardHandler), Now: time.Now}, nil)
+	return newTerminal(m, "bare", "/", p, uint16(rows), 80)
+}
+
+// TestNoSkipFromTheMiddleOfASequence: a skipping client that resumes in
+// the middle of an OSC string (its parser is not in the ground state there)
+// is sent the output until the string ends before anything is left out;
+// one that resumes at a line start is left the flood out at once.
+func TestNoSkipFromTheMiddleOfASequence(t *testing.T) {
+	tm := bareTerminal(t, 10)
+	head := "\x1b]0;a title that spans the resume point\x07\r\n"
+	tm.publish([]byte(head))
+	tm.publish(bytes.Repeat([]byte("plain line of a flood\r\n"), 2000))
+	buf := make([]byte, 64<<10)
+
+	mid := tm.attach(&Resume{Stream: tm.stream, Offset: 10}, true, 100)
+	n, screen, skip := mid.Sub.NextFlow(buf, false)
+	if screen != nil || skip != nil || n == 0 {
+		t.Fatalf("mid-OSC: first NextFlow = %d, %v, %+v; want output", n, screen, skip)
+	}
+	for skip == nil {
+		if n, _, skip = mid.Sub.NextFlow(buf, false); n == 0 && skip == nil {
+			_ = mid.Sub.Ack(mid.Sub.Offset())
+		}
+	}
+	if skip.From < int64(len(head)) {
+		t.Fatalf("skip %+v starts before the OSC string ends (%d)", skip, len(head))
+	}
+
+	start := tm.attach(&Resume{Stream: tm.stream, Offset: int64(len(head))}, true, 100)
+	if _, _, skip := start.Sub.NextFlow(buf, false); skip == nil || skip.From != int64(len(head)) {
+		t.Fatalf("at a line start: %+v, want a skip from %d", skip, len(head))
 	}
 }
