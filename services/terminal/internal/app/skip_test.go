@@ -42,10 +42,11 @@ func TestFlowSkipClientEndsOnTheSameScreenAndScrollback(t *testing.T) {
 	c.send(fmt.Sprintf(`{"type":"resize","rows":%d,"cols":%d}`, rows, cols))
 	c.run("echo rea''dy", "ready")
 	// The observer reads every byte, never acknowledges, never paces.
-	ows, _, err := (&websocket.Dialer{}).Dial("ws://"+h.addr+"/ws/terminal?session=skip", map[string][]string{protocol.HeaderInternal: {testSecret}})
+	ows, resp, err := (&websocket.Dialer{}).Dial("ws://"+h.addr+"/ws/terminal?session=skip", map[string][]string{protocol.HeaderInternal: {testSecret}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	_ = resp.Body.Close()
 	defer ows.Close()
 	if err := ows.WriteMessage(websocket.TextMessage, []byte(`{"type":"resize","rows":24,"cols":80}`)); err != nil {
 		t.Fatal(err)

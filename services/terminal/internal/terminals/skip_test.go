@@ -34,8 +34,10 @@ func TestFindSkip(t *testing.T) {
 		{name: "too few lines", in: lines(3, "line %d\r\n"), need: 3, x: 0, bad: -1},
 		{name: "just enough", in: lines(4, "line %d\r\n"), need: 3, x: len("line 0\r\n"), bad: -1},
 		{name: "lone LF does not count", in: "a\r\nb\nc\r\nd\r\n", need: 2, x: len("a\r\n"), bad: -1},
-		{name: "pen from the last reset", in: "\x1b[1m\x1b[31ma\x1b[0mb\x1b[4mc\x1b[32m\r\n" + lines(2, "l%d\r\n"), need: 2,
-			x: len("\x1b[1m\x1b[31ma\x1b[0mb\x1b[4mc\x1b[32m\r\n"), pen: "\x1b[0m\x1b[4m\x1b[32m", bad: -1},
+		{
+			name: "pen from the last reset", in: "\x1b[1m\x1b[31ma\x1b[0mb\x1b[4mc\x1b[32m\r\n" + lines(2, "l%d\r\n"), need: 2,
+			x: len("\x1b[1m\x1b[31ma\x1b[0mb\x1b[4mc\x1b[32m\r\n"), pen: "\x1b[0m\x1b[4m\x1b[32m", bad: -1,
+		},
 		{name: "SGR after x is not pen", in: "a\r\n\x1b[31mb\r\nc\r\n", need: 2, x: 3, pen: "", bad: -1},
 		{name: "erase in line is plain", in: "a\x1b[K\r\n\x1b[2Kb\r\nc\r\n", need: 2, x: len("a\x1b[K\r\n"), bad: -1},
 		{name: "cursor home is not", in: "a\r\n\x1b[Hb\r\nc\r\nd\r\n", need: 2, x: 0, bad: len("a\r\n")},

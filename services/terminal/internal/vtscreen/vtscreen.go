@@ -459,6 +459,8 @@ type Tracker struct {
 	utf8 int8 // bytes of the UTF-8 sequence still to come
 }
 
+// Ground tells whether the parser is in its ground state (not inside a
+// sequence or a UTF-8 character).
 func (t *Tracker) Ground() bool { return t.st == parser.GroundState }
 
 // Scan moves the tracker over p: runs of plain text at a time, a byte at a
@@ -476,6 +478,7 @@ func (t *Tracker) Scan(p []byte) {
 	}
 }
 
+// Next moves the tracker over one byte.
 func (t *Tracker) Next(b byte) {
 	if t.st == parser.Utf8State {
 		if t.utf8--; t.utf8 <= 0 {
