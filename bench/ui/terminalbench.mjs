@@ -500,17 +500,21 @@ try {
   const commit = (await run('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT })).stdout.trim();
   const dirty = (await run('git', ['status', '--porcelain', '--', 'web/src'], { cwd: ROOT })).stdout.trim() ? ' plus uncommitted changes' : '';
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
+  // WebGL drawn by the CPU (SwiftShader here) is measured and shown, but the pane's
+  // auto never uses it: it takes the DOM renderer on such machines.
+  const software = (/** @type {any} */ p) => p.renderer === 'webgl' && /swiftshader|llvmpipe|softpipe|software/i.test(p.gl ?? '');
+  const verdict = (/** @type {any} */ p, /** @type {boolean} */ ok) => (ok ? 'met' : software(p) ? 'not met with WebGL drawn by the CPU, which the pane does not use (it takes the DOM renderer here)' : 'not met');
   const md = `## Terminal pane (browser)
 
 Run ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${cpu}, nproc ${os.cpus().length}, Chromium ${chromiumVersion} (headless, Debian's package), the app built from commit ${commit}${dirty}. Reproduce with \`node bench/ui/terminalbench.mjs\` (\`-write=false\` prints without writing here; \`-size=MB\`, \`-runs=N\`, \`-echoes=N\`, \`-renderers=${RENDERERS.join(',')}\`, \`-driver=raw|playwright|raw,playwright\`). The stack is started as \`make run\` does; everything shares the machine's CPUs (load average at the end of the run: ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}).
 
 | Measure | Goal | svc-code | Verdict |
 |---|---|---|---|
-${pages.map((p) => `| \`cat\` rendered through the page, xterm.js ${p.label}${p.flow ? ', flow control on' : ', the server without flow control'}${p.by} | not the bottleneck below ${GOAL_MBS} MB/s: ≥ ${bound.toFixed(1)} MB/s here | ${p.mbs.toFixed(1)} MB/s (runs ${p.runs.map((x) => x.mbs.toFixed(1)).join(', ')}); ${p.cpuMB.toFixed(1)} MB per browser CPU-second${p.skipped}${p.lost.length ? `; output lost: ${p.lost.join('; ')}` : ''} | ${p.mbs >= bound && !p.lost.length ? 'met' : 'not met'} |`).join('\n')}
+${pages.map((p) => `| \`cat\` rendered through the page, xterm.js ${p.label}${p.flow ? ', flow control on' : ', the server without flow control'}${p.by} | not the bottleneck below ${GOAL_MBS} MB/s: ≥ ${bound.toFixed(1)} MB/s here | ${p.mbs.toFixed(1)} MB/s (runs ${p.runs.map((x) => x.mbs.toFixed(1)).join(', ')}); ${p.cpuMB.toFixed(1)} MB per browser CPU-second${p.skipped}${p.lost.length ? `; output lost: ${p.lost.join('; ')}` : ''} | ${verdict(p, p.mbs >= bound && !p.lost.length)} |`).join('\n')}
 ${measured.map(({ name, socketRuns }) => `| the same socket read by a page that does not render (acks each frame)${by(name)} | – | ${median(socketRuns.map((r) => r.mbs)).toFixed(1)} MB/s (runs ${socketRuns.map((r) => r.mbs.toFixed(1)).join(', ')}); ${median(socketRuns.map((r) => r.bytes / 1e6 / r.cpu)).toFixed(1)} MB per browser CPU-second, ${Math.round(median(socketRuns.map((r) => r.bytes / r.frames)) / 1024)} KiB a frame | – |`).join('\n')}
 | the terminal service through the gateway (\`make bench-terminal\`, this session, Go client, no rendering) | – | ${service ? `${service.gateway.mbs} MB/s (direct ${service.direct.mbs} MB/s, raw PTY ${service.raw.mbs} MB/s)` : 'not run (-termbench=false)'} | – |
-${pages.map((p) => `| keystroke echo through the page (xterm.js ${p.label})${p.by}: the key typed into xterm.js until its echo is parsed (write callback), ${ECHOES} keys | p99 ≤ 16 ms (a frame) | p50 ${pct(p.echo, 0.5).toFixed(2)} ms, p99 ${pct(p.echo, 0.99).toFixed(2)} ms | ${pct(p.echo, 0.99) <= 16 ? 'met' : 'not met'} |
-| the same until the next animation frame (when xterm.js paints it) | p99 ≤ 33 ms (two frames) | p50 ${pct(p.paint, 0.5).toFixed(2)} ms, p99 ${pct(p.paint, 0.99).toFixed(2)} ms | ${pct(p.paint, 0.99) <= 33 ? 'met' : 'not met'} |`).join('\n')}
+${pages.map((p) => `| keystroke echo through the page (xterm.js ${p.label})${p.by}: the key typed into xterm.js until its echo is parsed (write callback), ${ECHOES} keys | p99 ≤ 16 ms (a frame) | p50 ${pct(p.echo, 0.5).toFixed(2)} ms, p99 ${pct(p.echo, 0.99).toFixed(2)} ms | ${verdict(p, pct(p.echo, 0.99) <= 16)} |
+| the same until the next animation frame (when xterm.js paints it) | p99 ≤ 33 ms (two frames) | p50 ${pct(p.paint, 0.5).toFixed(2)} ms, p99 ${pct(p.paint, 0.99).toFixed(2)} ms | ${verdict(p, pct(p.paint, 0.99) <= 33)} |`).join('\n')}
 | the same without the page (\`make bench-terminal\`, through the gateway) | – | ${service ? `p50 ${service.gateway.p50}, p99 ${service.gateway.p99}` : 'not run'} | – |
 ${pages.filter((p) => p.interrupts.length).map((p) => `| Ctrl-C in a flood (\`yes\`, 1.5 s) through the page (xterm.js ${p.label})${p.by}: the key until the line typed after it is drawn, ${p.interrupts.length} times | – | median ${median(p.interrupts).toFixed(0)} ms, slowest ${Math.max(...p.interrupts).toFixed(0)} ms | – |`).join('\n')}
 
