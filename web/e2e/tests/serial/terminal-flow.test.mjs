@@ -67,6 +67,22 @@ async function writeFile(file, tag, total) {
   return { bytes, hash: h >>> 0, fileBytes: written };
 }
 
+/**
+ * Two pages on terminal id, each in a browser context of its own: one that asks
+ * for every byte (localStorage svc-term-skip=off), one as the pane is by default.
+ * @param {string} id
+ */
+async function twoPages(id) {
+  const everyCtx = await signedInContext(browser);
+  await everyCtx.addInitScript(() => localStorage.setItem('svc-term-skip', 'off'));
+  const every = await everyCtx.newPage();
+  await openTerminal(every, id);
+  const skipCtx = await signedInContext(browser);
+  const skipping = await skipCtx.newPage();
+  await openTerminal(skipping, id);
+  return { every, skipping, skipCtx };
+}
+
 e2e('terminal flow: a 200 MB cat, a fast page gets every byte, a slow page ends on the same screen', async () => {
   const s = await createSession(uniqueTitle('e2e term flow'));
   const id = s.session_id;
@@ -74,14 +90,8 @@ e2e('terminal flow: a 200 MB cat, a fast page gets every byte, a slow page ends 
   const file = path.join(s.cwd, 'big.txt');
   const want = await writeFile(file, tag, TOTAL);
 
-  const fastCtx = await signedInContext(browser);
   // The fast page parses every byte (it does not ask the server to leave plain floods out).
-  await fastCtx.addInitScript(() => localStorage.setItem('svc-term-skip', 'off'));
-  const fast = await fastCtx.newPage();
-  await openTerminal(fast, id);
-  const slowCtx = await signedInContext(browser);
-  const slow = await slowCtx.newPage();
-  await openTerminal(slow, id);
+  const { every: fast, skipping: slow, skipCtx: slowCtx } = await twoPages(id);
   assert.equal((await termInfo(fast, id)).flow, true, 'the server accepted flow=1');
   const cdp = await slowCtx.newCDPSession(slow);
   await cdp.send('Emulation.setCPUThrottlingRate', { rate: THROTTLE });
@@ -122,13 +132,7 @@ e2e('terminal flow: a page the server leaves a plain flood out for ends with the
   const id = s.session_id;
   const tag = Math.random().toString(36).slice(2, 10);
   await writeFile(path.join(s.cwd, 'flood.txt'), tag, Number(process.env.E2E_TERM_SKIP_BYTES || 30_000_000));
-  const fullCtx = await signedInContext(browser);
-  await fullCtx.addInitScript(() => localStorage.setItem('svc-term-skip', 'off'));
-  const full = await fullCtx.newPage();
-  await openTerminal(full, id);
-  const skipCtx = await signedInContext(browser);
-  const skipping = await skipCtx.newPage();
-  await openTerminal(skipping, id);
+  const { every: full, skipping } = await twoPages(id);
   // Colours, so that the pen the left-out output leaves counts too.
   await typeLine(full, `clear; printf '\\033[1;33m'; cat flood.txt; printf '\\033[0m'; echo done-${tag}`);
   await waitScreen(full, id, new RegExp(`^done-${tag}$`, 'm'), 300_000);
