@@ -174,9 +174,9 @@ function answerFailure(status, body, decision) {
 }
 
 
-const VERSION = "73a29551574a";
+const VERSION = "dc24dde25064";
 const CACHE = "svc-code-shell-" + VERSION;
-const ASSETS = ["/assets/index-CM_ZBBpe.css","/assets/index-CdwEsa2E.js"];
+const ASSETS = ["/assets/index-CM_ZBBpe.css","/assets/index-V2wi-fLa.js"];
 const SHELL = ["/", "/static/css/login.css", "/manifest.json", "/instance-icons/default.svg", "/instance-icons/icon-192.png", "/instance-icons/icon-512.png"];
 
 self.addEventListener("install", (event) => {

@@ -1,5 +1,6 @@
 // @ts-check
-// The command palette (Ctrl+K: a pane by its name, a session by its title),
+// The command palette (Ctrl+K: a pane by its name, a session by its title;
+// Ctrl+Shift+K in the terminal, where Ctrl+K is the shell's),
 // the shortcuts sheet (?), and the settings pane: a value the server refuses
 // shows its message at the field, and nothing changes. The tests that revoke
 // the token or change the password disturb every other test: they are in
@@ -7,6 +8,7 @@
 import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { e2e, launch, signedInContext, createSession, uniqueTitle, api, screenshots, STEP_MS, waitText, until } from '../lib/app.mjs';
+import { waitConnected, waitScreen } from '../lib/terminal.mjs';
 
 /** @type {import('playwright-core').Browser} */
 let browser;
@@ -40,8 +42,19 @@ e2e('palette: Ctrl+K, "Terminal", Enter opens the Terminal pane; a session by it
   await until(async () => new URL(page.url()).pathname === `/s/${a.session_id}/terminal`, { timeoutMs: STEP_MS, what: 'the Terminal pane URL' });
   assert.equal(await palette(page).count(), 0, 'Enter closes the palette');
 
-  // A session by its title: from a session pane, the same pane of that session.
+  // In the terminal Ctrl+K is the shell's (readline's kill to the end of the
+  // line); Ctrl+Shift+K opens the palette there.
+  await waitConnected(page, a.session_id);
+  await page.locator('.term-view:not([hidden]) .xterm').click();
+  await page.keyboard.type('echo kept-cut');
+  for (let i = 0; i < 4; i++) await page.keyboard.press('ArrowLeft');
   await page.keyboard.press('Control+k');
+  await page.keyboard.press('Enter');
+  await waitScreen(page, a.session_id, /^kept$/m);
+  assert.equal(await palette(page).count(), 0, 'Ctrl+K in the terminal went to the shell, not to the palette');
+
+  // A session by its title: from a session pane, the same pane of that session.
+  await page.keyboard.press('Control+Shift+K');
   await search.fill(b.title);
   await palette(page).getByRole('option', { name: b.title, exact: true }).waitFor({ timeout: STEP_MS });
   await page.keyboard.press('Enter');

@@ -6,6 +6,7 @@ import { signal } from "@preact/signals";
 import { useEffect, useState } from "preact/hooks";
 import { post } from "../lib/api";
 import { baseName } from "../lib/format";
+import { paletteKey } from "../lib/shortcuts";
 import { drawerOpen, helpOpen, inboxOpen, navigate, paletteOpen, pendingAll, pendingCount, route, sessions, theme } from "../state/app";
 import type { PendingPermission, SessionSummary } from "../protocol/types";
 import { answerRemote } from "../state/remote";
@@ -28,7 +29,7 @@ export function App() {
         drawerOpen.value = false;
         inboxOpen.value = false;
       }
-      if ((e.ctrlKey || e.metaKey) && !e.altKey && e.key.toLowerCase() === "k") {
+      if (paletteKey(e, (e.target as Element | null)?.closest?.(".xterm") != null)) {
         e.preventDefault();
         paletteOpen.value = !paletteOpen.peek();
         return;

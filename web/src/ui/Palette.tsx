@@ -206,6 +206,7 @@ export function Palette() {
 
 const SHORTCUTS: [string, string][] = [
   ["Ctrl+K, ⌘K", "Open or close the command palette: every pane, session and action"],
+  ["Ctrl+Shift+K, ⌘K", "The same from the terminal, where Ctrl+K goes to the shell (kill to the end of the line, nano's cut)"],
   ["?", "Show these shortcuts (outside a text field)"],
   ["Esc", "Close the palette, this sheet, the sessions menu or the inbox"],
   ["↑ ↓, Enter", "In the palette: choose, then run"],

@@ -12,6 +12,7 @@ import type { SerializeAddon } from "@xterm/addon-serialize";
 import { WebLinksAddon } from "@xterm/addon-web-links";
 import { TermClient, type Sink } from "./client";
 import { registerTerminal, unregisterTerminal, type HookEntry } from "./hook";
+import { paletteKey } from "../../lib/shortcuts";
 import { withCtrl } from "./keys";
 
 /** What the pane drives in the terminal shown (key bar, find box). */
@@ -144,6 +145,10 @@ export function TermView({ id, label, cwd, active, ctrl, onHandle }: Props) {
     const el = box.current!;
     let disposed = false;
     term.open(el);
+    // Ctrl+K belongs to the programs in the terminal (readline's kill to the end
+    // of the line, nano's cut): the palette is ⌘K or Ctrl+Shift+K here, which
+    // xterm.js leaves to the page (App's key handler).
+    term.attachCustomKeyEventHandler((e) => !paletteKey(e, true));
     term.loadAddon(fit);
     const extras = import("./extras").then((x) => {
       if (disposed) return;
