@@ -1,55 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ACK_BYTES, TermClient, terminalURL, type Sink } from "../panes/terminal/client";
+import { FakeWS } from "./fakews";
 
-// A WebSocket the test drives by hand: text frames as JSON, binary as bytes.
-class FakeWS {
-  static all: FakeWS[] = [];
-  readyState = 0;
-  binaryType = "blob";
-  sent: (string | Uint8Array)[] = [];
-  closed: number | null = null;
-  onopen: (() => void) | null = null;
-  onmessage: ((e: { data: string | ArrayBuffer }) => void) | null = null;
-  onclose: ((e: { code: number }) => void) | null = null;
-  onerror: (() => void) | null = null;
-  constructor(public url: string) {
-    FakeWS.all.push(this);
-  }
-  send(s: string | Uint8Array) {
-    this.sent.push(s);
-  }
-  close(code = 1005) {
-    this.closed = code;
-    this.readyState = 3;
-  }
-  open() {
-    this.readyState = 1;
-    this.onopen?.();
-  }
-  json(f: unknown) {
-    this.onmessage?.({ data: JSON.stringify(f) });
-  }
-  bin(s: string | Uint8Array) {
-    const b = typeof s === "string" ? new TextEncoder().encode(s) : s;
-    this.onmessage?.({ data: b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer });
-  }
-  drop(code = 1006) {
-    this.readyState = 3;
-    this.onclose?.({ code });
-  }
-  /** The control messages sent (parsed), in order. */
-  controls(): any[] {
-    return this.sent.filter((s): s is string => typeof s === "string").map((s) => JSON.parse(s));
-  }
-  acks(): number[] {
-    return this.controls()
-      .filter((m) => m.type === "ack")
-      .map((m) => m.offset);
-  }
-  query() {
-    return new URL(this.url, "ws://x").searchParams;
-  }
-}
+/** The acks a terminal socket sent. */
+const acks = (ws: FakeWS): number[] => ws.messages().filter((m) => m.type === "ack").map((m) => m.offset);
 
 /** A screen that records what it is given and draws when the test says so (write callbacks held). */
 class FakeSink implements Sink {
@@ -113,31 +67,31 @@ describe("terminal client", () => {
     const c = client(sink);
     c.start();
     last().open();
-    last().json(connected());
+    last().frame(connected());
     last().bin("hello ");
     last().bin("world");
     expect(c.offset).toBe(11);
-    expect(last().acks()).toEqual([]);
+    expect(acks(last())).toEqual([]);
     sink.draw(1);
     expect(c.rendered).toBe(6);
-    expect(last().acks()).toEqual([]); // batched: under 64 KiB, wait 100 ms
+    expect(acks(last())).toEqual([]); // batched: under 64 KiB, wait 100 ms
     sink.draw();
     vi.advanceTimersByTime(100);
-    expect(last().acks()).toEqual([11]);
+    expect(acks(last())).toEqual([11]);
     // 64 KiB drawn: acked at once.
     last().bin(new Uint8Array(ACK_BYTES));
     sink.draw();
-    expect(last().acks()).toEqual([11, 11 + ACK_BYTES]);
+    expect(acks(last())).toEqual([11, 11 + ACK_BYTES]);
     expect(sink.log.slice(0, 2)).toEqual(["w:hello ", "w:world"]);
 
     // An old server (no "flow": true) would type an ack into the shell: none is sent.
     const old = client(new FakeSink());
     old.start();
     last().open();
-    last().json(connected({ flow: undefined }));
+    last().frame(connected({ flow: undefined }));
     last().bin("x".repeat(100000));
     vi.advanceTimersByTime(200);
-    expect(last().acks()).toEqual([]);
+    expect(acks(last())).toEqual([]);
     expect(old.rendered).toBe(100000);
   });
 
@@ -147,7 +101,7 @@ describe("terminal client", () => {
     const c = client(sink, { batchMax: 10 });
     c.start();
     last().open();
-    last().json(connected());
+    last().frame(connected());
     last().bin("a"); // the screen is idle: written at once (a keystroke's echo is not held)
     expect(sink.log).toEqual(["w:a"]);
     last().bin("bc");
@@ -166,7 +120,7 @@ describe("terminal client", () => {
     expect(c.rendered).toBe(15);
     expect(c.pending).toBe(0);
     vi.advanceTimersByTime(100);
-    expect(last().acks()).toEqual([15]);
+    expect(acks(last())).toEqual([15]);
     last().bin("p"); // idle again: at once
     expect(sink.log[sink.log.length - 1]).toBe("w:p");
   });
@@ -177,7 +131,7 @@ describe("terminal client", () => {
     const c = client(sink, { floodWrite: 4, batchMin: 8 });
     c.start();
     last().open();
-    last().json(connected());
+    last().frame(connected());
     last().bin("1234"); // a large write (floodWrite)
     last().bin("ab");
     sink.draw(1);
@@ -210,19 +164,19 @@ describe("terminal client", () => {
     c.send("ls\r"); // before the socket: queued
     c.start();
     last().open();
-    last().json(connected());
-    expect(last().controls()).toEqual([{ type: "resize", rows: 30, cols: 100 }]);
+    last().frame(connected());
+    expect(last().messages()).toEqual([{ type: "resize", rows: 30, cols: 100 }]);
     const typed = last().sent.filter((s) => typeof s !== "string") as Uint8Array[];
     expect(new TextDecoder().decode(typed[0])).toBe("ls\r");
     c.resize(30, 100); // unchanged: not sent again
     c.resize(40, 120);
-    expect(last().controls()).toEqual([
+    expect(last().messages()).toEqual([
       { type: "resize", rows: 30, cols: 100 },
       { type: "resize", rows: 40, cols: 120 },
     ]);
     // A paste that looks like a control message is still typed (binary).
     c.send('{"type":"resize","rows":1,"cols":1}');
-    expect(last().controls().length).toBe(2);
+    expect(last().messages().length).toBe(2);
   });
 
   it("reattaches after a drop at its stream and offset: no gap, no duplicate", () => {
@@ -230,7 +184,7 @@ describe("terminal client", () => {
     const c = client(sink);
     c.start();
     last().open();
-    last().json(connected({ stream: "s1", offset: 100, has_scrollback: true }));
+    last().frame(connected({ stream: "s1", offset: 100, has_scrollback: true }));
     last().bin("abc");
     last().drop();
     expect(c.state.peek().kind).toBe("reconnecting");
@@ -239,13 +193,13 @@ describe("terminal client", () => {
     expect(q.get("stream")).toBe("s1");
     expect(q.get("offset")).toBe("103");
     last().open();
-    last().json(connected({ stream: "s1", offset: 103, has_scrollback: true }));
+    last().frame(connected({ stream: "s1", offset: 103, has_scrollback: true }));
     last().bin("def");
     expect(sink.log).toEqual(["w:abc", "w:def"]); // no reset, nothing twice
     expect(c.offset).toBe(106);
     // The dial's offset counts as acked: the next ack is above it.
     vi.advanceTimersByTime(100);
-    expect(last().acks()).toEqual([106]);
+    expect(acks(last())).toEqual([106]);
   });
 
   it("starts the screen over when the shell is a new one (another stream)", () => {
@@ -253,12 +207,12 @@ describe("terminal client", () => {
     const c = client(sink);
     c.start();
     last().open();
-    last().json(connected({ stream: "s1", offset: 0 }));
+    last().frame(connected({ stream: "s1", offset: 0 }));
     last().bin("old");
     last().drop();
     vi.advanceTimersByTime(1000);
     last().open();
-    last().json(connected({ stream: "s2", offset: 0, has_scrollback: true }));
+    last().frame(connected({ stream: "s2", offset: 0, has_scrollback: true }));
     last().bin("new");
     expect(sink.log).toEqual(["w:old", "reset", "w:new"]);
     expect(c.stream).toBe("s2");
@@ -271,9 +225,9 @@ describe("terminal client", () => {
     const c = client(sink);
     c.start();
     last().open();
-    last().json(connected({ offset: 0 }));
+    last().frame(connected({ offset: 0 }));
     last().bin("abc"); // still being drawn when the screen comes
-    last().json({ type: "screen", offset: 5000000, rows: 30, cols: 90, bytes: 6 });
+    last().frame({ type: "screen", offset: 5000000, rows: 30, cols: 90, bytes: 6 });
     last().bin("SCREEN");
     last().bin("live");
     // "live" waits for the screen's write to be parsed (output goes in one write at a time).
@@ -284,12 +238,12 @@ describe("terminal client", () => {
     sink.draw(1); // "abc" drawn: before the screen, nothing to ack
     vi.advanceTimersByTime(100);
     expect(c.rendered).toBe(0);
-    expect(last().acks()).toEqual([]);
+    expect(acks(last())).toEqual([]);
     sink.draw();
     expect(sink.log).toEqual(["w:abc", "reset:30x90", "w:SCREEN", "w:live"]);
     vi.advanceTimersByTime(100);
     expect(c.rendered).toBe(5000004);
-    expect(last().acks()).toEqual([5000000, 5000004]); // the screen drawn is acked at once (far past the batch), then the rest
+    expect(acks(last())).toEqual([5000000, 5000004]); // the screen drawn is acked at once (far past the batch), then the rest
   });
 
   it("lets go of the socket when it cannot draw fast enough, and comes back at its offset once caught up", () => {
@@ -299,7 +253,7 @@ describe("terminal client", () => {
     c.start();
     const first = last();
     first.open();
-    first.json(connected());
+    first.frame(connected());
     for (let i = 0; i < 11; i++) first.bin(new Uint8Array(100));
     expect(c.state.peek().kind).toBe("catching-up");
     expect(first.closed).toBe(1000);
@@ -320,10 +274,10 @@ describe("terminal client", () => {
     c.start();
     const ws = last();
     ws.open();
-    ws.json(connected());
+    ws.frame(connected());
     for (let i = 0; i < 5; i++) {
       t += 1000;
-      ws.json({ type: "heartbeat" });
+      ws.frame({ type: "heartbeat" });
       vi.advanceTimersByTime(1000);
     }
     expect(FakeWS.all.length).toBe(1);
@@ -340,9 +294,9 @@ describe("terminal client", () => {
     const c = client(sink);
     c.start();
     last().open();
-    last().json(connected({ stream: "s1" }));
+    last().frame(connected({ stream: "s1" }));
     last().bin("bye");
-    last().json({ type: "exit", code: 3 });
+    last().frame({ type: "exit", code: 3 });
     last().drop(1000);
     expect(c.state.peek()).toEqual({ kind: "exited", code: 3 });
     vi.advanceTimersByTime(60000);
@@ -351,7 +305,7 @@ describe("terminal client", () => {
     c.restart();
     expect(FakeWS.all.length).toBe(2);
     last().open();
-    last().json(connected({ stream: "s2", created: true }));
+    last().frame(connected({ stream: "s2", created: true }));
     expect(c.state.peek().kind).toBe("connected");
     expect(sink.log).toEqual(["w:bye", "reset"]);
     expect(last().sent.length).toBe(0); // the key typed after exit went nowhere
@@ -361,8 +315,8 @@ describe("terminal client", () => {
     const c = client(new FakeSink());
     c.start();
     last().open();
-    last().json(connected());
-    last().json({ type: "error", code: "input_timeout", message: "812 bytes were dropped" });
+    last().frame(connected());
+    last().frame({ type: "error", code: "input_timeout", message: "812 bytes were dropped" });
     expect(c.notice.peek()).toMatchObject({ code: "input_timeout", message: "812 bytes were dropped" });
     last().drop(1011);
     expect(c.notice.peek()?.code).toBe("internal");
@@ -385,10 +339,10 @@ describe("terminal client", () => {
     expect(last().query().get("skip_lines")).toBe("5000");
     expect(terminalURL(ID, undefined, null, 0, 0)).toBe(`/ws/terminal?session=${ID}&flow=1`);
     last().open();
-    last().json(connected());
+    last().frame(connected());
     last().bin("a\r\n"); // 0..3, being drawn
     last().bin("b\r\n"); // 3..6, gathered
-    last().json({ type: "skip", from: 6, offset: 1000, sgr: "\u001b[0m\u001b[32m" });
+    last().frame({ type: "skip", from: 6, offset: 1000, sgr: "\u001b[0m\u001b[32m" });
     expect(c.offset).toBe(1000);
     last().bin("z"); // 1000..1001
     expect(c.offset).toBe(1001);
@@ -396,13 +350,13 @@ describe("terminal client", () => {
     expect(sink.log).toEqual(["w:a\r\n", "w:b\r\n\u001b[0m\u001b[32mz"]);
     expect(c.rendered).toBe(1001);
     vi.advanceTimersByTime(100);
-    expect(last().acks()).toEqual([1001]);
+    expect(acks(last())).toEqual([1001]);
     expect(c.stats).toMatchObject({ skips: 1, skippedPlain: 994, bytes: 7 });
     // A skip with no pen, nothing being drawn: the page is at its offset at once.
-    last().json({ type: "skip", from: 1001, offset: 2000, sgr: "" });
+    last().frame({ type: "skip", from: 1001, offset: 2000, sgr: "" });
     expect(c.rendered).toBe(2000);
     vi.advanceTimersByTime(100);
-    expect(last().acks()).toEqual([1001, 2000]);
+    expect(acks(last())).toEqual([1001, 2000]);
     // A reconnect resumes after the skip.
     last().drop();
     vi.advanceTimersByTime(2000);
@@ -413,10 +367,10 @@ describe("terminal client", () => {
     const c = client(new FakeSink(), { skipLines: 100 });
     c.start();
     last().open();
-    last().json(connected());
+    last().frame(connected());
     last().bin("abc");
     const ws = last();
-    ws.json({ type: "skip", from: 2, offset: 500, sgr: "" });
+    ws.frame({ type: "skip", from: 2, offset: 500, sgr: "" });
     expect(c.offset).toBe(3);
     expect(c.notice.value?.code).toBe("protocol");
     expect(ws.closed).toBe(4000);
@@ -427,8 +381,8 @@ describe("terminal client", () => {
     const c = client(sink);
     c.start();
     last().open();
-    last().json(connected({ flow: undefined }));
-    last().json({ type: "resync", skipped: 1000, offset: 5000 });
+    last().frame(connected({ flow: undefined }));
+    last().frame({ type: "resync", skipped: 1000, offset: 5000 });
     last().bin("z");
     expect(c.offset).toBe(5001);
     expect(c.stats.skipped).toBe(1000);
@@ -448,16 +402,16 @@ describe("terminal client in a hidden page", () => {
     const c = client(sink);
     c.start();
     last().open();
-    last().json(connected());
+    last().frame(connected());
     c.setHidden(true);
     last().bin(new Uint8Array(ACK_BYTES));
-    expect(last().acks()).toEqual([ACK_BYTES]); // not drawn yet
+    expect(acks(last())).toEqual([ACK_BYTES]); // not drawn yet
     c.setHidden(false);
     last().bin(new Uint8Array(ACK_BYTES));
-    expect(last().acks()).toEqual([ACK_BYTES]);
+    expect(acks(last())).toEqual([ACK_BYTES]);
     sink.draw();
     vi.advanceTimersByTime(20); // shown, a flood's gathered output may be held a moment
     sink.draw();
-    expect(last().acks()).toEqual([ACK_BYTES, 2 * ACK_BYTES]);
+    expect(acks(last())).toEqual([ACK_BYTES, 2 * ACK_BYTES]);
   });
 });
