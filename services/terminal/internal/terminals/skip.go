@@ -35,21 +35,16 @@ import (
 // scrollback and twice its rows (a resize on the way).
 const skipMargin = 16
 
-// findSkip looks at b, output a client has not been sent yet and that
+// findSkipFrom looks at b, output a client has not been sent yet and that
 // starts with the client's parser in its ground state, for the furthest
 // point it may skip to: x > 0 is the index after the CR LF that has exactly
 // need CR LF pairs after it, with everything up to the last of them plain;
 // pen is the SGR sequences of b[:x] from the last reset (they set what the
 // skipped output would have left). x is 0 when there is no such point:
 // fewer than need+1 lines, or something not plain, which starts at bad (-1
-// when b is plain up to its last CR LF).
-func findSkip(b []byte, need int) (x int, pen []byte, bad int) {
-	x, pen, bad, _ = findSkipFrom(b, 0, need)
-	return x, pen, bad
-}
-
-// findSkipFrom is findSkip when b[:from] is known to be plain (from is
-// a line start); plainTo is how far b is known to be plain now.
+// when b is plain up to its last CR LF). b[:from] is known to be plain
+// already (from is a line start, 0 when nothing is known); plainTo is how
+// far b is known to be plain now.
 func findSkipFrom(b []byte, from, need int) (x int, pen []byte, bad, plainTo int) {
 	// The last CR LF, and the one need pairs before it.
 	last, count := -1, 0
@@ -158,7 +153,13 @@ func (s *Sub) skipLocked() *Skip {
 	s.cursor = sk.To
 	s.sent = max(s.sent, s.cursor)
 	s.acked = max(s.acked, s.cursor) // the shell need not wait for it
-	s.spans = append(s.spans, span{sk.From, sk.To})
+	if n := len(s.spans); n > 0 && s.spans[n-1].to == sk.From {
+		// Nothing was sent since the last skip (a client that does not
+		// acknowledge is sent nothing more): one span, however many skips.
+		s.spans[n-1].to = sk.To
+	} else {
+		s.spans = append(s.spans, span{sk.From, sk.To})
+	}
 	s.tr = vtscreen.Tracker{} // after CR LF in plain text: the ground state
 	s.skips++
 	s.skipped += int64(x)

@@ -15,6 +15,12 @@ import (
 	"github.com/svc-code/svc-code/services/terminal/internal/vtscreen"
 )
 
+// findSkip is findSkipFrom with nothing known to be plain yet.
+func findSkip(b []byte, need int) (x int, pen []byte, bad int) {
+	x, pen, bad, _ = findSkipFrom(b, 0, need)
+	return x, pen, bad
+}
+
 func TestFindSkip(t *testing.T) {
 	lines := func(n int, f string) string {
 		var b strings.Builder
@@ -220,5 +226,42 @@ func TestNoSkipFromTheMiddleOfASequence(t *testing.T) {
 	start := tm.attach(&Resume{Stream: tm.stream, Offset: int64(len(head))}, true, 100)
 	if _, _, skip := start.Sub.NextFlow(buf, false); skip == nil || skip.From != int64(len(head)) {
 		t.Fatalf("at a line start: %+v, want a skip from %d", skip, len(head))
+	}
+}
+
+// TestSkipsOfAClientThatDoesNotAcknowledge: a skipping client that never
+// acknowledges is sent one window and then only skips; what the server
+// keeps for it (the spans left out since its last ack) stops growing once
+// its window is full, however long the flood.
+func TestSkipsOfAClientThatDoesNotAcknowledge(t *testing.T) {
+	tm := bareTerminal(t, 10)
+	a := tm.attach(nil, true, 100)
+	buf := make([]byte, 64<<10)
+	line := bytes.Repeat([]byte("plain line of a flood\r\n"), 1000)
+	skips := 0
+	spans := func() (int, int64) {
+		tm.mu.Lock()
+		defer tm.mu.Unlock()
+		return len(a.Sub.spans), a.Sub.roomLocked()
+	}
+	var early int
+	for i := range 200 {
+		tm.publish(line)
+		for {
+			n, _, skip := a.Sub.NextFlow(buf, false)
+			if skip != nil {
+				skips++
+			}
+			if n == 0 && skip == nil {
+				break
+			}
+		}
+		if i == 20 {
+			early, _ = spans()
+		}
+	}
+	n, room := spans()
+	if skips < 100 || n != early || room > 0 {
+		t.Fatalf("%d skips; %d spans kept after 20 rounds, %d after 200; room %d: want many skips, no more spans once the window is full, no room", skips, early, n, room)
 	}
 }
