@@ -427,8 +427,19 @@ async function measurePage(driver, r) {
     );
     await rm(path.join(s.cwd, file));
   }
-  await page.call((id) => /** @type {any} */ (window).__svcTerm.input(id, 'clear\r'), id);
-  await new Promise((res) => setTimeout(res, 500)); // the clear drawn before timing keys
+  // The screen cleared (only the prompt left on it, nothing pending) before keys are timed.
+  await page.call(
+    async (id) => {
+      const h = /** @type {any} */ (window).__svcTerm;
+      h.input(id, 'clear\r');
+      for (;;) {
+        const i = h.info(id);
+        if (i.pending === 0 && h.lines(id, i.rows).filter((/** @type {string} */ l) => l.trim()).length === 1) return;
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    },
+    id,
+  );
   const echoes = await echoThroughPage(page, id, ECHOES);
   const interrupts = INTERRUPTS > 0 ? await interruptThroughPage(page, id, INTERRUPTS) : [];
   if (interrupts.length) log(`${driver.name} ${r} Ctrl-C in a flood: ${interrupts.map((x) => x.toFixed(0)).join(', ')} ms`);
