@@ -71,6 +71,31 @@ type PushAnswer struct {
 	Decision  string `json:"decision" tstype:"'allow' | 'deny'"`
 }
 
+// PushTestRequest is the body of POST /api/push/test.
+type PushTestRequest struct {
+	ID string `json:"id"`
+}
+
+// PushTestResult answers POST /api/push/test (200) once the test push is
+// done with: Delivered when the push service took it; otherwise Error says
+// why not (recorded as the device's last error too) and Removed that the
+// push service said the subscription is gone (404/410) and it was deleted.
+// Status is the push service's last answer (0: it was not reached).
+type PushTestResult struct {
+	Delivered bool   `json:"delivered"`
+	Status    int    `json:"status"`
+	Removed   bool   `json:"removed,omitempty"`
+	Error     string `json:"error,omitempty"`
+}
+
+// PushTestQueued answers POST /api/push/test (202) when the push is still
+// being tried after the route's wait (the push service is slow or being
+// retried): the device list's last_success_at / last_error tell the
+// outcome later.
+type PushTestQueued struct {
+	Queued bool `json:"queued"`
+}
+
 // PushPending answers GET /api/push/pending: the permission requests
 // waiting over all sessions (the app badge).
 type PushPending struct {

@@ -53,6 +53,9 @@ const (
 	// EnvPushRetry is the first wait before a push is tried again (429,
 	// 5xx, network error); it doubles each try, 4 tries in all.
 	EnvPushRetry = "CHAT_PUSH_RETRY"
+	// EnvPushTestWait is how long POST /api/push/test waits for the test
+	// push's outcome before it answers 202 (still being tried).
+	EnvPushTestWait = "CHAT_PUSH_TEST_WAIT"
 )
 
 // Config is chat's configuration.
@@ -83,6 +86,8 @@ type Config struct {
 	PushSubject string
 	// PushRetry is CHAT_PUSH_RETRY (default push.DefaultRetryBase).
 	PushRetry time.Duration
+	// PushTestWait is CHAT_PUSH_TEST_WAIT (default push.DefaultTestWait).
+	PushTestWait time.Duration
 
 	// lookPath finds the providers' default programs; nil means
 	// exec.LookPath. Tests set it to control what is "on PATH".
@@ -113,12 +118,16 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		Files:           loadFiles(r),
 		PushSubject:     r.String(EnvPushSubject, push.DefaultSubject),
 		PushRetry:       r.Duration(EnvPushRetry, push.DefaultRetryBase),
+		PushTestWait:    r.Duration(EnvPushTestWait, push.DefaultTestWait),
 	}
 	if !strings.HasPrefix(cfg.PushSubject, "mailto:") && !strings.HasPrefix(cfg.PushSubject, "https://") {
 		r.Fail("%s=%q: want a mailto: or https:// URL", EnvPushSubject, cfg.PushSubject)
 	}
 	if cfg.PushRetry < 10*time.Millisecond || cfg.PushRetry > 30*time.Second {
 		r.Fail("%s=%s: want 10ms to 30s", EnvPushRetry, cfg.PushRetry)
+	}
+	if cfg.PushTestWait < 100*time.Millisecond || cfg.PushTestWait > time.Minute {
+		r.Fail("%s=%s: want 100ms to 1m", EnvPushTestWait, cfg.PushTestWait)
 	}
 	if cfg.Heartbeat < 50*time.Millisecond {
 		r.Fail("%s=%s: want at least 50ms", EnvHeartbeat, cfg.Heartbeat)

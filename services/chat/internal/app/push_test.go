@@ -318,13 +318,25 @@ func TestPushGoneSubscriptionsDeleted(t *testing.T) {
 	for name, s := range map[string]*pushtest.Subscription{"gone": gone, "missing": missing, "kept": kept} {
 		ids[name] = c.mustSubscribe(s, name)
 	}
-	for _, id := range ids {
-		c.do(http.MethodPost, "/api/push/test", `{"id":`+quote(id)+`}`).want(t, http.StatusAccepted, "")
+	// The route answers once the push is done with, saying how it went.
+	for name, want := range map[string]struct {
+		status  float64
+		removed bool
+		err     string
+	}{
+		"gone":    {410, true, "gone (410): it was removed"},
+		"missing": {404, true, "gone (404): it was removed"},
+		"kept":    {400, false, "refused the push: 400"},
+	} {
+		got := c.do(http.MethodPost, "/api/push/test", `{"id":`+quote(ids[name])+`}`)
+		got.want(t, http.StatusOK, "")
+		removed, _ := got.body["removed"].(bool)
+		if got.body["delivered"] != false || got.body["status"] != want.status || removed != want.removed || !strings.Contains(got.str("error"), want.err) {
+			t.Errorf("%s: test answered %s, want status %v, removed %v, an error with %q", name, got.raw, want.status, want.removed, want.err)
+		}
 	}
-	subs := c.waitSubs("gone and missing deleted, kept with its error", func(s []map[string]any) bool {
-		return len(s) == 1 && s[0]["last_error"] != nil
-	})
-	if subs[0]["id"] != ids["kept"] || !strings.Contains(subs[0]["last_error"].(string), "400") {
+	subs := c.subs()
+	if len(subs) != 1 || subs[0]["id"] != ids["kept"] || subs[0]["last_error"] == nil || !strings.Contains(subs[0]["last_error"].(string), "400") {
 		t.Errorf("left: %v", subs)
 	}
 	// Each was tried once: 404, 410 and 400 are not tried again.
@@ -342,7 +354,11 @@ func TestPushRetries(t *testing.T) {
 	ps.Script(down, 502, 502, 502, 502, 502, 502, 502, 502)
 	flakyID := c.mustSubscribe(flaky, "flaky")
 	downID := c.mustSubscribe(down, "down")
-	c.do(http.MethodPost, "/api/push/test", `{"id":`+quote(flakyID)+`}`).want(t, http.StatusAccepted, "")
+	flakyTest := c.do(http.MethodPost, "/api/push/test", `{"id":`+quote(flakyID)+`}`)
+	flakyTest.want(t, http.StatusOK, "")
+	if flakyTest.body["delivered"] != true || flakyTest.body["status"] != 201.0 || flakyTest.str("error") != "" {
+		t.Errorf("the flaky endpoint's test answered %s, want delivered at the fourth try", flakyTest.raw)
+	}
 	got := ps.WaitN(4, permWait, func(p pushtest.Push) bool { return p.Endpoint == flaky.Endpoint })
 	want := []int{429, 503, 500, 201}
 	for i, p := range got {
@@ -357,17 +373,42 @@ func TestPushRetries(t *testing.T) {
 		}
 	}
 	// Bounded: four tries, then the error is recorded.
-	c.do(http.MethodPost, "/api/push/test", `{"id":`+quote(downID)+`}`).want(t, http.StatusAccepted, "")
-	c.waitSubs("down's error", func(s []map[string]any) bool {
-		for _, m := range s {
-			if m["id"] == downID && m["last_error"] != nil {
-				return strings.Contains(m["last_error"].(string), "502")
-			}
+	downTest := c.do(http.MethodPost, "/api/push/test", `{"id":`+quote(downID)+`}`)
+	downTest.want(t, http.StatusOK, "")
+	if downTest.body["delivered"] != false || downTest.body["status"] != 502.0 || !strings.Contains(downTest.str("error"), "answered 502") {
+		t.Errorf("the failing endpoint's test answered %s, want not delivered, 502", downTest.raw)
+	}
+	for _, m := range c.subs() {
+		if m["id"] == downID && (m["last_error"] == nil || !strings.Contains(m["last_error"].(string), "502")) {
+			t.Errorf("down's record: %v", m)
 		}
-		return false
-	})
+	}
 	if n := len(ps.Match(func(p pushtest.Push) bool { return p.Endpoint == down.Endpoint })); n != push.DefaultAttempts {
 		t.Errorf("%d tries to the failing endpoint, want %d", n, push.DefaultAttempts)
+	}
+}
+
+// A test push still being tried when the route's wait runs out: 202, and
+// the outcome reaches the device's record later.
+func TestPushTestStillTrying(t *testing.T) {
+	c := startPushChat(t, map[string]string{EnvPushRetry: "300ms", EnvPushTestWait: "200ms"})
+	ps := pushtest.New(t)
+	down := ps.Subscribe()
+	ps.Script(down, 502, 502, 502, 502)
+	id := c.mustSubscribe(down, "slow")
+	got := c.do(http.MethodPost, "/api/push/test", `{"id":`+quote(id)+`}`)
+	got.want(t, http.StatusAccepted, "")
+	if got.body["queued"] != true {
+		t.Errorf("202 body %s, want queued", got.raw)
+	}
+	if n := len(ps.Pushes()); n > 1 {
+		t.Errorf("%d tries before the 202, want the route to answer while they go on", n)
+	}
+	c.waitSubs("the error recorded after the last try", func(s []map[string]any) bool {
+		return len(s) == 1 && s[0]["last_error"] != nil && strings.Contains(s[0]["last_error"].(string), "502")
+	})
+	if n := len(ps.Pushes()); n != push.DefaultAttempts {
+		t.Errorf("%d tries, want %d", n, push.DefaultAttempts)
 	}
 }
 
@@ -396,7 +437,7 @@ func TestPushTurnEnded(t *testing.T) {
 	c.do(http.MethodPut, "/api/app/config", `{"push_turn_seconds": 0}`).want(t, http.StatusOK, "")
 	w.send(map[string]any{"type": "user_message", "content": "SLOW 5"})
 	w.until("result", isResult)
-	c.do(http.MethodPost, "/api/push/test", `{"id":`+quote(c.subs()[0]["id"].(string))+`}`).want(t, http.StatusAccepted, "")
+	c.do(http.MethodPost, "/api/push/test", `{"id":`+quote(c.subs()[0]["id"].(string))+`}`).want(t, http.StatusOK, "")
 	ps.WaitN(1, permWait, pushtest.Kind("test")) // queued after any turn push
 	if n := len(ps.Match(pushtest.Kind("turn_ended"))); n != 1 {
 		t.Errorf("%d turn_ended pushes, want 1", n)

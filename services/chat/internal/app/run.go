@@ -167,7 +167,7 @@ func newPusher(cfg Config, secret internalauth.Secret, st *store.Store, db *pgxp
 	}
 	return push.New(push.Config{
 		Keys: keys, Subject: cfg.PushSubject, Subs: push.Subs{DB: db}, Redis: rdb, Prefix: cfg.RedisPrefix,
-		Instance: rand.Text()[:12], TokenKey: secret.Derive(push.TokenKeyPurpose), RetryBase: cfg.PushRetry,
+		Instance: rand.Text()[:12], TokenKey: secret.Derive(push.TokenKeyPurpose), RetryBase: cfg.PushRetry, TestWait: cfg.PushTestWait,
 		Title: func(ctx context.Context, id string) string {
 			s, err := st.Get(ctx, id)
 			if err != nil {

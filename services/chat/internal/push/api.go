@@ -1,6 +1,7 @@
 package push
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
@@ -75,9 +76,7 @@ func (h handlers) unsubscribe(c *fiber.Ctx) error {
 }
 
 func (h handlers) test(c *fiber.Ctx) error {
-	var req struct {
-		ID string `json:"id"`
-	}
+	var req protocol.PushTestRequest
 	if err := svchttp.DecodeJSON(c, &req); err != nil {
 		return err
 	}
@@ -89,8 +88,18 @@ func (h handlers) test(c *fiber.Ctx) error {
 	} else if err != nil {
 		return err
 	}
-	h.s.Test(c.UserContext(), req.ID)
-	return c.Status(http.StatusAccepted).JSON(fiber.Map{"queued": true})
+	ctx, cancel := context.WithTimeout(c.UserContext(), h.s.cfg.TestWait)
+	defer cancel()
+	res, done, err := h.s.Test(ctx, req.ID)
+	switch {
+	case errors.Is(err, ErrBusy):
+		return protocol.Errorf(protocol.CodeUnavailable, "the test push could not be queued (the push queue is full or stopping): try again")
+	case err != nil:
+		return err
+	case !done:
+		return c.Status(http.StatusAccepted).JSON(protocol.PushTestQueued{Queued: true})
+	}
+	return c.JSON(res)
 }
 
 // answer: POST /api/push/answer, reachable without a credential (the

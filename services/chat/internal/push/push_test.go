@@ -1,7 +1,9 @@
 package push
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -113,5 +115,16 @@ func TestTokens(t *testing.T) {
 	}
 	if tk.issue("s1", "r1", "d1", now.Add(time.Minute)) == tok {
 		t.Error("two tokens for one request are equal (no nonce)")
+	}
+}
+
+// A test push asked of a Service that is not running is refused at once,
+// not left waiting.
+func TestTestPushRefusedWhenNotRunning(t *testing.T) {
+	s := New(Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if _, done, err := s.Test(ctx, "ps_x"); !errors.Is(err, ErrBusy) || done {
+		t.Fatalf("Test = done %v, %v; want ErrBusy", done, err)
 	}
 }

@@ -45,6 +45,9 @@ const (
 	DefaultAttempts      = 4
 	DefaultRetryBase     = time.Second
 	DefaultPermissionTTL = time.Hour
+	// DefaultTestWait is how long POST /api/push/test waits for the
+	// outcome of its push before it answers 202.
+	DefaultTestWait = 10 * time.Second
 	// TurnTTL is how long a push service keeps a turn-end push for an
 	// offline device.
 	TurnTTL = time.Hour
@@ -94,7 +97,9 @@ type Config struct {
 	Attempts      int
 	RetryBase     time.Duration
 	PermissionTTL time.Duration
-	Log           *slog.Logger
+	// TestWait bounds the wait of POST /api/push/test for its outcome.
+	TestWait time.Duration
+	Log      *slog.Logger
 }
 
 // Service sends the pushes. It implements room.PushHook.
@@ -120,6 +125,8 @@ type job struct {
 	urgency webpush.Urgency
 	topic   string
 	only    string // one subscription's id (test push); "" for all
+	// done, when set (a test push), is given the outcome for only.
+	done chan<- protocol.PushTestResult
 }
 
 var _ room.PushHook = (*Service)(nil)
@@ -134,6 +141,9 @@ func New(cfg Config) *Service {
 	}
 	if cfg.RetryBase <= 0 {
 		cfg.RetryBase = DefaultRetryBase
+	}
+	if cfg.TestWait <= 0 {
+		cfg.TestWait = DefaultTestWait
 	}
 	if cfg.PermissionTTL <= 0 {
 		cfg.PermissionTTL = DefaultPermissionTTL
@@ -189,14 +199,16 @@ func (s *Service) SetRuntime(rt Runtime) { s.cfg.Runtime = rt }
 // Done is closed when Run has returned.
 func (s *Service) Done() <-chan struct{} { return s.done }
 
-func (s *Service) enqueue(j job) {
+func (s *Service) enqueue(j job) bool {
 	if !s.running.Load() {
-		return
+		return false
 	}
 	select {
 	case s.queue <- j:
+		return true
 	default:
 		s.cfg.Log.Error("push queue full: a push is dropped")
+		return false
 	}
 }
 
@@ -308,10 +320,26 @@ func (s *Service) TurnEnded(sessionID, turnID string, took time.Duration, costUS
 	s.enqueue(job{payload: b, ttl: TurnTTL, urgency: webpush.UrgencyNormal})
 }
 
-// Test queues a test push to the subscription id.
-func (s *Service) Test(ctx context.Context, id string) {
+// ErrBusy: a test push could not be queued (the Service is not running,
+// or its queue is full).
+var ErrBusy = errors.New("the push queue is not taking pushes")
+
+// Test queues a test push to the subscription id and waits, until ctx
+// ends, for its outcome. done is false when ctx ended first: the push is
+// still being tried, and its outcome goes to the subscription's record
+// only.
+func (s *Service) Test(ctx context.Context, id string) (res protocol.PushTestResult, done bool, err error) {
 	b, _ := json.Marshal(protocol.PushPayload{Kind: protocol.PushTest, Pending: s.pending(ctx)})
-	s.enqueue(job{payload: b, ttl: time.Minute, urgency: webpush.UrgencyNormal, only: id})
+	out := make(chan protocol.PushTestResult, 1)
+	if !s.enqueue(job{payload: b, ttl: time.Minute, urgency: webpush.UrgencyNormal, only: id, done: out}) {
+		return res, false, ErrBusy
+	}
+	select {
+	case res = <-out:
+		return res, true, nil
+	case <-ctx.Done():
+		return res, false, nil
+	}
 }
 
 func (s *Service) pending(ctx context.Context) int {
@@ -412,19 +440,24 @@ func (s *Service) renewVisible(ctx context.Context) {
 
 // send delivers j to its subscriptions, one after the other.
 func (s *Service) send(ctx context.Context, j job) {
-	var subs []Sub
 	if j.only != "" {
 		sub, err := s.cfg.Subs.Get(ctx, j.only)
 		if err != nil {
+			if j.done != nil {
+				j.done <- protocol.PushTestResult{Removed: errors.Is(err, ErrNotFound), Error: "the subscription could not be read: " + err.Error()}
+			}
 			return
 		}
-		subs = []Sub{sub}
-	} else {
-		var err error
-		if subs, err = s.cfg.Subs.List(ctx); err != nil {
-			s.cfg.Log.ErrorContext(ctx, "push: list the subscriptions", "err", err)
-			return
+		res := s.deliver(ctx, sub, j)
+		if j.done != nil {
+			j.done <- res
 		}
+		return
+	}
+	subs, err := s.cfg.Subs.List(ctx)
+	if err != nil {
+		s.cfg.Log.ErrorContext(ctx, "push: list the subscriptions", "err", err)
+		return
 	}
 	for _, sub := range subs {
 		s.deliver(ctx, sub, j)
@@ -433,8 +466,9 @@ func (s *Service) send(ctx context.Context, j job) {
 
 // deliver sends j to sub, trying again on 429, 5xx and network errors (up
 // to Attempts tries, waits doubling from RetryBase, or Retry-After, each
-// capped at maxRetryWait); 404 and 410 delete the subscription.
-func (s *Service) deliver(ctx context.Context, sub Sub, j job) {
+// capped at maxRetryWait); 404 and 410 delete the subscription. It
+// returns the outcome (recorded on the subscription too).
+func (s *Service) deliver(ctx context.Context, sub Sub, j job) protocol.PushTestResult {
 	wait := s.cfg.RetryBase
 	log := s.cfg.Log.With("subscription", sub.ID)
 	for attempt := 1; ; attempt++ {
@@ -443,7 +477,7 @@ func (s *Service) deliver(ctx context.Context, sub Sub, j job) {
 		switch {
 		case err == nil && status >= 200 && status < 300:
 			s.record(sub.ID, "")
-			return
+			return protocol.PushTestResult{Delivered: true, Status: status}
 		case err == nil && (status == http.StatusNotFound || status == http.StatusGone):
 			log.InfoContext(ctx, "push: the push service says the subscription is gone; it is deleted", "status", status)
 			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), hookTimeout)
@@ -451,19 +485,21 @@ func (s *Service) deliver(ctx context.Context, sub Sub, j job) {
 				log.ErrorContext(ctx, "push: delete the subscription", "err", err)
 			}
 			cancel()
-			return
+			return protocol.PushTestResult{Status: status, Removed: true,
+				Error: fmt.Sprintf("the push service says this subscription is gone (%d): it was removed", status)}
 		case err != nil:
 			failure = "could not reach the push service: " + err.Error()
 		case status == http.StatusTooManyRequests || status >= 500:
 			failure = fmt.Sprintf("the push service answered %d", status)
 		default:
-			s.record(sub.ID, fmt.Sprintf("the push service refused the push: %d", status))
-			return
+			failure = fmt.Sprintf("the push service refused the push: %d", status)
+			s.record(sub.ID, failure)
+			return protocol.PushTestResult{Status: status, Error: failure}
 		}
 		if attempt >= s.cfg.Attempts || ctx.Err() != nil {
 			log.ErrorContext(ctx, "push: giving up", "attempts", attempt, "err", failure)
 			s.record(sub.ID, failure)
-			return
+			return protocol.PushTestResult{Status: status, Error: failure}
 		}
 		d := wait
 		if retryAfter > 0 {
