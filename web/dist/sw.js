@@ -174,9 +174,9 @@ function answerFailure(status, body, decision) {
 }
 
 
-const VERSION = "dc24dde25064";
+const VERSION = "17925c593d43";
 const CACHE = "svc-code-shell-" + VERSION;
-const ASSETS = ["/assets/index-CM_ZBBpe.css","/assets/index-V2wi-fLa.js"];
+const ASSETS = ["/assets/index-CM_ZBBpe.css","/assets/index-CYtqhU5_.js"];
 const SHELL = ["/", "/static/css/login.css", "/manifest.json", "/instance-icons/default.svg", "/instance-icons/icon-192.png", "/instance-icons/icon-512.png"];
 
 self.addEventListener("install", (event) => {
@@ -274,15 +274,18 @@ async function closeTagged(tag) {
   for (const n of shown) n.close();
 }
 
-/** Shows the notification of one payload (or closes the stale one it names). */
+/**
+ * Shows the notification of one payload (or closes the stale one it names),
+ * then sets the badge: the notification never waits on the badge.
+ */
 async function onPush(payload) {
-  await setBadge(pendingOf(payload));
   if (payload && payload.kind === "resolved") {
     await closeTagged(String(payload.request_id));
-    return;
+  } else {
+    const n = notificationOf(payload);
+    if (n) await self.registration.showNotification(n.title, n.options);
   }
-  const n = notificationOf(payload);
-  if (n) await self.registration.showNotification(n.title, n.options);
+  await setBadge(pendingOf(payload));
 }
 
 /** Focuses a tab of the app (the one on that page if any) and sends it there, or opens one. */

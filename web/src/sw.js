@@ -110,15 +110,18 @@ async function closeTagged(tag) {
   for (const n of shown) n.close();
 }
 
-/** Shows the notification of one payload (or closes the stale one it names). */
+/**
+ * Shows the notification of one payload (or closes the stale one it names),
+ * then sets the badge: the notification never waits on the badge.
+ */
 async function onPush(payload) {
-  await setBadge(pendingOf(payload));
   if (payload && payload.kind === "resolved") {
     await closeTagged(String(payload.request_id));
-    return;
+  } else {
+    const n = notificationOf(payload);
+    if (n) await self.registration.showNotification(n.title, n.options);
   }
-  const n = notificationOf(payload);
-  if (n) await self.registration.showNotification(n.title, n.options);
+  await setBadge(pendingOf(payload));
 }
 
 /** Focuses a tab of the app (the one on that page if any) and sends it there, or opens one. */

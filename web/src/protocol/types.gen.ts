@@ -748,6 +748,34 @@ export interface PushAnswer {
   decision: 'allow' | 'deny';
 }
 /**
+ * PushTestRequest is the body of POST /api/push/test.
+ */
+export interface PushTestRequest {
+  id: string;
+}
+/**
+ * PushTestResult answers POST /api/push/test (200) once the test push is
+ * done with: Delivered when the push service took it; otherwise Error says
+ * why not (recorded as the device's last error too) and Removed that the
+ * push service said the subscription is gone (404/410) and it was deleted.
+ * Status is the push service's last answer (0: it was not reached).
+ */
+export interface PushTestResult {
+  delivered: boolean;
+  status: number /* int */;
+  removed?: boolean;
+  error?: string;
+}
+/**
+ * PushTestQueued answers POST /api/push/test (202) when the push is still
+ * being tried after the route's wait (the push service is slow or being
+ * retried): the device list's last_success_at / last_error tell the
+ * outcome later.
+ */
+export interface PushTestQueued {
+  queued: boolean;
+}
+/**
  * PushPending answers GET /api/push/pending: the permission requests
  * waiting over all sessions (the app badge).
  */

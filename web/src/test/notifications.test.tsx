@@ -107,4 +107,80 @@ describe("settings: Notifications", () => {
     render(<Notifications />);
     await screen.findByText("The devices could not be read: database down");
   });
+  it("Send a test: waits for the push service's answer, says it, and shows the device's new record at once", async () => {
+    pushBrowser("granted");
+    let listed: Record<string, unknown>[] = [{ ...devices[0], last_error: null }];
+    let answer: (v: [number, unknown]) => void = () => undefined;
+    const calls = server({
+      "GET /api/push/subscriptions": () => [200, { subscriptions: listed }],
+      "GET /api/app/config": () => [200, { config: {}, keys: [] }],
+    });
+    const fetchStub = globalThis.fetch as unknown as ReturnType<typeof vi.fn>;
+    const plain = fetchStub.getMockImplementation() as (path: string, init?: RequestInit) => Promise<Response>;
+    fetchStub.mockImplementation(async (path: string, init?: RequestInit) => {
+      if (path !== "/api/push/test") return plain(path, init);
+      calls.push({ path, init });
+      const [status, body] = await new Promise<[number, unknown]>((r) => (answer = r));
+      return new Response(JSON.stringify(body), { status });
+    });
+    render(<Notifications />);
+    const item = await screen.findByRole("listitem", { name: "Pixel 8" });
+    fireEvent.click(screen.getByRole("button", { name: "Send a test to Pixel 8" }));
+    // While the server waits for the push service: the button says so and takes no second click.
+    await waitFor(() => expect(screen.getByRole("button", { name: "Send a test to Pixel 8" }).textContent).toBe("Sending…"));
+    expect((screen.getByRole("button", { name: "Send a test to Pixel 8" }) as HTMLButtonElement).disabled).toBe(true);
+    expect(JSON.parse(String(calls.find((c) => c.path === "/api/push/test")!.init!.body))).toEqual({ id: "ps_1" });
+    listed = [{ ...devices[0], last_success_at: new Date().toISOString(), last_error: null }];
+    answer([200, { delivered: true, status: 201 }]);
+    await screen.findByText("The push service took the test for Pixel 8: it should show there within seconds.");
+    await waitFor(() => expect(item.textContent).not.toContain("Last delivered: never"));
+    expect(screen.getByRole("button", { name: "Send a test to Pixel 8" }).textContent).toBe("Send a test");
+
+    // Refused: the error, as an alert.
+    fireEvent.click(screen.getByRole("button", { name: "Send a test to Pixel 8" }));
+    await waitFor(() => expect(calls.filter((c) => c.path === "/api/push/test").length).toBe(2));
+    listed = [{ ...devices[0], last_error: "the push service refused the push: 400" }];
+    answer([200, { delivered: false, status: 400, error: "the push service refused the push: 400" }]);
+    expect((await screen.findByRole("alert")).textContent).toBe("The test to Pixel 8 was not delivered: the push service refused the push: 400.");
+    await waitFor(() => expect(item.textContent).toContain("Last error: the push service refused the push: 400"));
+
+    // Gone: the push service dropped it and so did the server; the list follows.
+    fireEvent.click(screen.getByRole("button", { name: "Send a test to Pixel 8" }));
+    await waitFor(() => expect(calls.filter((c) => c.path === "/api/push/test").length).toBe(3));
+    listed = [];
+    answer([200, { delivered: false, status: 410, removed: true, error: "the push service says this subscription is gone (410): it was removed" }]);
+    expect((await screen.findByRole("alert")).textContent).toMatch(/^Pixel 8 was removed: the push service says this subscription is gone \(410\)/);
+    await screen.findByText("No device gets notifications yet.");
+  });
+
+  it("Send a test still being tried (202): the list is read again until the device's record changes", async () => {
+    pushBrowser("granted");
+    let listed = [{ ...devices[0], last_error: null as string | null }];
+    const calls = server({
+      "GET /api/push/subscriptions": () => [200, { subscriptions: listed }],
+      "GET /api/app/config": () => [200, { config: {}, keys: [] }],
+      "POST /api/push/test": () => [202, { queued: true }],
+    });
+    render(<Notifications />);
+    const item = await screen.findByRole("listitem", { name: "Pixel 8" });
+    vi.useFakeTimers({ shouldAdvanceTime: true });
+    try {
+      fireEvent.click(screen.getByRole("button", { name: "Send a test to Pixel 8" }));
+      await screen.findByText(/The test to Pixel 8 is still being tried/);
+      const reads = () => calls.filter((c) => c.path === "/api/push/subscriptions").length;
+      const before = reads();
+      await vi.advanceTimersByTimeAsync(2000);
+      await waitFor(() => expect(reads()).toBe(before + 1));
+      await vi.advanceTimersByTimeAsync(2000);
+      await waitFor(() => expect(reads()).toBe(before + 2));
+      listed = [{ ...devices[0], last_error: "could not reach the push service: timeout" }];
+      await vi.advanceTimersByTimeAsync(2000);
+      await waitFor(() => expect(item.textContent).toContain("Last error: could not reach the push service: timeout"));
+      const settled = reads();
+      await vi.advanceTimersByTimeAsync(10000);
+      expect(reads()).toBe(settled);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
 });

@@ -6,6 +6,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { ApiError, del, get, post, put } from "../../lib/api";
 import { deviceName, fmtAgo } from "../../lib/format";
+import type { PushTestQueued, PushTestResult } from "../../protocol/types.gen";
 import { errText, FieldError, invalid, useGet } from "./common";
 
 export interface PushDevice {
@@ -101,6 +102,7 @@ function ThisDevice() {
   // This browser's subscription as the browser has it (the stored id is only ours while the endpoint matches).
   const [endpoint, setEndpoint] = useState<string | null>(null);
   const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
+  const [testing, setTesting] = useState<Set<string>>(new Set());
   useEffect(() => {
     if (unsupported) return;
     navigator.serviceWorker.getRegistration().then(
@@ -180,17 +182,50 @@ function ThisDevice() {
     list.reload();
   };
 
+  // POST /api/push/test answers once the push service has (or after
+  // CHAT_PUSH_TEST_WAIT with 202 while tries go on: then the list is read
+  // again until the device's record changes).
   const test = async (d: PushDevice) => {
     setMsg(null);
+    if (timer.current) clearTimeout(timer.current);
+    setTesting((t) => new Set(t).add(d.id));
     try {
-      await post("/api/push/test", { id: d.id });
-      setMsg({ tone: "ok", text: `Test sent to ${d.name}: it should show within seconds.` });
-      // The delivery's outcome (last success or error) is known a moment later.
-      if (timer.current) clearTimeout(timer.current);
-      timer.current = setTimeout(() => list.reload(), 3000);
+      const r = await post<PushTestResult | PushTestQueued>("/api/push/test", { id: d.id });
+      if ("queued" in r) {
+        setMsg({ tone: "ok", text: `The test to ${d.name} is still being tried (the push service is slow to answer): its outcome shows under the device.` });
+        follow(d, Date.now() + 60000);
+      } else if (r.delivered) {
+        setMsg({ tone: "ok", text: `The push service took the test for ${d.name}: it should show there within seconds.` });
+      } else if (r.removed) {
+        setMsg({ tone: "error", text: `${d.name} was removed: ${r.error}. Enable notifications again on that device to get them there.` });
+      } else {
+        setMsg({ tone: "error", text: `The test to ${d.name} was not delivered: ${r.error}.` });
+      }
     } catch (e) {
       setMsg({ tone: "error", text: `The test to ${d.name} could not be sent: ${errText(e)}` });
+    } finally {
+      setTesting((t) => {
+        const n = new Set(t);
+        n.delete(d.id);
+        return n;
+      });
+      list.reload();
     }
+  };
+
+  /** Reads the list every 2 s until d's record changes (or it is gone), at most until the deadline. */
+  const follow = (d: PushDevice, deadline: number) => {
+    timer.current = setTimeout(async () => {
+      try {
+        const cur = await get<{ subscriptions: PushDevice[] }>("/api/push/subscriptions");
+        list.setData(cur);
+        const now = cur.subscriptions.find((x) => x.id === d.id);
+        if (!now || now.last_success_at !== d.last_success_at || now.last_error !== d.last_error) return;
+      } catch {
+        /* tried again below */
+      }
+      if (Date.now() < deadline) follow(d, deadline);
+    }, 2000);
   };
 
   return (
@@ -261,8 +296,8 @@ function ThisDevice() {
                   {d.last_error && <div class="field-error">Last error: {d.last_error}</div>}
                 </div>
                 <div class="set-row push-dev-actions">
-                  <button type="button" onClick={() => test(d)} aria-label={`Send a test to ${d.name}`}>
-                    Send a test
+                  <button type="button" onClick={() => test(d)} disabled={testing.has(d.id)} aria-label={`Send a test to ${d.name}`}>
+                    {testing.has(d.id) ? "Sending…" : "Send a test"}
                   </button>
                   <button type="button" class="danger" onClick={() => remove(d)} aria-label={`Remove ${d.name}`}>
                     Remove
