@@ -48,8 +48,12 @@ const onSignal = async () => {
 process.on('SIGINT', onSignal);
 process.on('SIGTERM', onSignal);
 
+/** The spec reporter's "failing tests" sections of each phase, repeated at the very end. */
+const failures = [];
+
 /**
- * Runs node's test runner on files; resolves to its exit code.
+ * Runs node's test runner on files; resolves to its exit code. Its output is
+ * passed through as it comes, and its "failing tests" section kept.
  * @param {string[]} files
  * @param {number} concurrency
  * @returns {Promise<number>}
@@ -57,10 +61,21 @@ process.on('SIGTERM', onSignal);
 function runTests(files, concurrency) {
   const child = spawn(process.execPath, ['--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files], {
     cwd: here,
-    stdio: 'inherit',
+    stdio: ['inherit', 'pipe', 'inherit'],
     env: { ...process.env, E2E_STACK: JSON.stringify(info), E2E_ARTIFACTS: artifacts },
   });
-  return new Promise((resolve) => child.on('exit', (c) => resolve(c ?? 1)));
+  let out = '';
+  child.stdout.on('data', (chunk) => {
+    process.stdout.write(chunk);
+    out += chunk;
+  });
+  return new Promise((resolve) =>
+    child.on('close', (c) => {
+      const at = out.indexOf('✖ failing tests:');
+      if (at >= 0) failures.push(out.slice(at).trimEnd());
+      resolve(c ?? 1);
+    }),
+  );
 }
 
 let code = 0;
@@ -74,5 +89,7 @@ try {
 } finally {
   if (!stopping) await stop();
 }
+// A failure of the first phase is otherwise far above the end of the log.
+if (failures.length > 0) console.log(`\ne2e: the failing tests again, with their errors:\n${failures.join('\n\n')}\n`);
 console.log(`e2e: screenshots and the stack's log are in ${artifacts}`);
 process.exit(code);

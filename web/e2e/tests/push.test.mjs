@@ -19,7 +19,7 @@ import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   launch, signedInContext, api, createSession, uniqueTitle, STEP_MS, screenshots, screenshot,
-  permissionCard, waitText, until, stack, e2e,
+  permissionCard, waitText, until, stack, e2e, re,
 } from '../lib/app.mjs';
 import { createECDH } from 'node:crypto';
 import { decryptAes128gcm, startPushService } from '../lib/pushservice.mjs';
@@ -98,6 +98,27 @@ e2e('a permission push: one per request, shown and answered from the service wor
   cdp.on('ServiceWorker.workerRegistrationUpdated', (e) => {
     for (const r of e.registrations) if (!r.isDeleted) regs.set(r.scopeURL, r.registrationId);
   });
+  // What the service worker said and went through, for a failure's message.
+  /** @type {string[]} */
+  const swLog = [];
+  sw.on('console', (m) => swLog.push(`${m.type()}: ${m.text()}`));
+  cdp.on('ServiceWorker.workerVersionUpdated', (e) => swLog.push(`versions ${JSON.stringify(e.versions.map((v) => [v.versionId, v.runningStatus, v.status]))}`));
+  cdp.on('ServiceWorker.workerErrorReported', (e) => swLog.push(`error ${e.errorMessage.errorMessage} at ${e.errorMessage.sourceURL}:${e.errorMessage.lineNumber}`));
+  /** Awaits p; its error says what the service worker showed and logged. */
+  const explained = async (/** @type {Promise<any>} */ p) => {
+    try {
+      return await p;
+    } catch (err) {
+      const state = await sw
+        .evaluate(async () => {
+          const s = /** @type {any} */ (self);
+          return { active: s.registration.active?.state, permission: Notification.permission, shown: (await s.registration.getNotifications()).map((n) => n.tag) };
+        })
+        .catch((e) => String(e));
+      /** @type {Error} */ (err).message += `\nservice worker: ${JSON.stringify(state)}; its log: ${JSON.stringify(swLog.slice(-40))}`;
+      throw err;
+    }
+  };
   await cdp.send('ServiceWorker.enable');
   const registrationId = await until(async () => regs.get(`${stack.baseURL}/`), { timeoutMs: STEP_MS, what: 'the service worker registration' });
 
@@ -118,9 +139,10 @@ e2e('a permission push: one per request, shown and answered from the service wor
   assert.equal(listed.endpoint_origin, service.origin);
   assert.ok(!JSON.stringify(subscriptions).includes(sub.endpoint), 'the endpoint is never echoed');
 
-  // A test push, decrypted and verified by the service.
+  // A test push, decrypted and verified by the service; the page says the
+  // push service took it, and the device's record shows it at once.
   await mine.getByRole('button', { name: `Send a test to ${name}` }).click();
-  await until(async () => service.deliveries.some((d) => d.sub === sub.id && d.payload.kind === 'test'), { timeoutMs: STEP_MS, what: 'the test push' });
+  await waitText(section, new RegExp(`The push service took the test for ${re(name)}`));
   const testPush = service.deliveries.find((d) => d.sub === sub.id && d.payload.kind === 'test');
   assert.equal(testPush?.k, vapidKey, 'signed with the VAPID key the server publishes');
   await waitText(mine, /Last delivered: (?!never)/);
@@ -152,13 +174,13 @@ e2e('a permission push: one per request, shown and answered from the service wor
 
   // The payload to the real service worker: it shows the notification.
   await cdp.send('ServiceWorker.deliverPushMessage', { origin: stack.baseURL, registrationId, data: JSON.stringify(push) });
-  const shown = await until(
+  const shown = await explained(until(
     () => sw.evaluate(async (tag) => {
       const [n] = await /** @type {any} */ (self).registration.getNotifications({ tag });
       return n ? { title: n.title, body: n.body, requireInteraction: n.requireInteraction, actions: n.actions.map((a) => a.action) } : null;
     }, push.request_id),
     { timeoutMs: STEP_MS, what: 'the notification' },
-  );
+  ));
   assert.deepEqual(shown, { title: `Bash in ${title}`, body: push.input.command, requireInteraction: true, actions: ['allow', 'deny'] });
 
   // The push's link opened on a phone: the card is in view, focused, marked.
@@ -210,14 +232,14 @@ e2e('a permission push: one per request, shown and answered from the service wor
   // A second click on a stale notification (the answer no longer counts):
   // a short notification says so.
   await cdp.send('ServiceWorker.deliverPushMessage', { origin: stack.baseURL, registrationId, data: JSON.stringify(push) });
-  const again = await until(
+  const again = await explained(until(
     () => sw.evaluate(async (tag) => {
       const s = /** @type {any} */ (self);
       const [n] = await s.registration.getNotifications({ tag });
       return n ? s.__svcPush.onClick(n, 'allow') : null;
     }, push.request_id),
     { timeoutMs: STEP_MS, what: 'the stale notification' },
-  );
+  ));
   assert.ok(again.status === 403 || again.status === 410, JSON.stringify(again));
   const note = await sw.evaluate(async (tag) => (await /** @type {any} */ (self).registration.getNotifications({ tag })).map((n) => n.title), `${push.request_id}:result`);
   assert.equal(note.length, 1);
@@ -228,11 +250,11 @@ e2e('a permission push: one per request, shown and answered from the service wor
   // be done before the same tag is shown again, or it may close the new one.)
   await until(() => sw.evaluate(async (tag) => (await /** @type {any} */ (self).registration.getNotifications({ tag })).length === 0, push.request_id), { timeoutMs: STEP_MS, what: 'the clicked notification to close' });
   await cdp.send('ServiceWorker.deliverPushMessage', { origin: stack.baseURL, registrationId, data: JSON.stringify(push) });
-  await until(async () => {
+  await explained(until(async () => {
     const all = await sw.evaluate(async () => (await /** @type {any} */ (self).registration.getNotifications()).map((n) => n.tag));
     if (all.includes(push.request_id)) return true;
     throw new Error(`shown: ${JSON.stringify(all)}`);
-  }, { timeoutMs: STEP_MS, what: 'the notification again' });
+  }, { timeoutMs: STEP_MS, what: 'the notification again' }));
   await cdp.send('ServiceWorker.deliverPushMessage', { origin: stack.baseURL, registrationId, data: JSON.stringify({ kind: 'resolved', request_id: push.request_id, pending: 0 }) });
   await until(() => sw.evaluate(async (tag) => (await /** @type {any} */ (self).registration.getNotifications({ tag })).length === 0, push.request_id), { timeoutMs: STEP_MS, what: 'resolved to close it' });
 
@@ -242,7 +264,8 @@ e2e('a permission push: one per request, shown and answered from the service wor
   // The push service says the subscription is gone: the server drops it.
   service.answerWith(410);
   await mine.getByRole('button', { name: `Send a test to ${name}` }).click();
-  await until(async () => service.deliveries.some((d) => d.sub === sub.id && d.answered === 410), { timeoutMs: STEP_MS, what: 'the push answered 410' });
+  await waitText(section, new RegExp(`${re(name)} was removed: the push service says this subscription is gone \\(410\\)`));
+  assert.ok(service.deliveries.some((d) => d.sub === sub.id && d.answered === 410), 'the push service answered 410');
   await mine.waitFor({ state: 'detached', timeout: STEP_MS });
   assert.ok(!(await api('GET', '/api/push/subscriptions')).subscriptions.some((s) => s.name === name), 'the server dropped the device');
   service.answerWith(201);
@@ -253,14 +276,14 @@ e2e('a permission push: one per request, shown and answered from the service wor
   await page.evaluate(() => { /** @type {any} */ (window).__sameDocument = true; });
   const ended = { kind: 'turn_ended', session_id: id, session_title: title, duration_ms: 61000, status: 'success', url: `/s/${id}`, pending: 0 };
   await cdp.send('ServiceWorker.deliverPushMessage', { origin: stack.baseURL, registrationId, data: JSON.stringify(ended) });
-  const opened = await until(
+  const opened = await explained(until(
     () => sw.evaluate(async (tag) => {
       const s = /** @type {any} */ (self);
       const [n] = await s.registration.getNotifications({ tag });
       return n ? { title: n.title, result: await s.__svcPush.onClick(n, '') } : null;
     }, `turn:${id}`),
     { timeoutMs: STEP_MS, what: 'the turn notification' },
-  );
+  ));
   assert.deepEqual(opened, { title: `Turn finished in ${title}`, result: { opened: true } });
   await until(async () => new URL(page.url()).pathname === `/s/${id}`, { timeoutMs: STEP_MS, what: 'the tab to show the session' });
   assert.equal(await page.evaluate(() => /** @type {any} */ (window).__sameDocument), true, 'routed without a reload');
