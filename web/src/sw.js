@@ -197,7 +197,15 @@ self.addEventListener("push", (event) => {
   } catch {
     payload = null;
   }
-  event.waitUntil(onPush(payload));
+  const got = self.__svcPush.received;
+  got.push(payload);
+  if (got.length > 50) got.shift();
+  event.waitUntil(
+    onPush(payload).catch((err) => {
+      self.__svcPush.errors.push(String((err && err.message) || err));
+      throw err;
+    }),
+  );
 });
 
 self.addEventListener("notificationclick", (event) => {
@@ -231,5 +239,7 @@ self.addEventListener("pushsubscriptionchange", (event) => {
 });
 
 // For the browser tests (web/e2e/tests/push.test.mjs): the handlers the
-// events above call, so a test can run the click path on a shown notification.
-self.__svcPush = { onPush, onClick };
+// events above call, so a test can run the click path on a shown
+// notification; the last payloads of this worker's push events, and why a
+// push showed nothing.
+self.__svcPush = { onPush, onClick, received: [], errors: [] };
