@@ -444,7 +444,11 @@ func (s *Service) send(ctx context.Context, j job) {
 		sub, err := s.cfg.Subs.Get(ctx, j.only)
 		if err != nil {
 			if j.done != nil {
-				j.done <- protocol.PushTestResult{Removed: errors.Is(err, ErrNotFound), Error: "the subscription could not be read: " + err.Error()}
+				res := protocol.PushTestResult{Error: "the subscription could not be read: " + err.Error()}
+				if errors.Is(err, ErrNotFound) {
+					res = protocol.PushTestResult{Removed: true, Error: "the subscription was removed before the push went"}
+				}
+				j.done <- res
 			}
 			return
 		}
