@@ -174,9 +174,9 @@ function answerFailure(status, body, decision) {
 }
 
 
-const VERSION = "17925c593d43";
+const VERSION = "5ae7c3750dc3";
 const CACHE = "svc-code-shell-" + VERSION;
-const ASSETS = ["/assets/index-CM_ZBBpe.css","/assets/index-CYtqhU5_.js"];
+const ASSETS = ["/assets/index-C6T9Td8J.js","/assets/index-CM_ZBBpe.css"];
 const SHELL = ["/", "/static/css/login.css", "/manifest.json", "/instance-icons/default.svg", "/instance-icons/icon-192.png", "/instance-icons/icon-512.png"];
 
 self.addEventListener("install", (event) => {
@@ -354,6 +354,11 @@ async function onClick(notification, action) {
   return { opened: true };
 }
 
+// Pushes are handled one after the other, in the order they came: a
+// "resolved" never looks for its notification while that notification is
+// still being shown (it would miss it, and leave it up).
+let pushChain = Promise.resolve();
+
 self.addEventListener("push", (event) => {
   let payload = null;
   try {
@@ -361,14 +366,23 @@ self.addEventListener("push", (event) => {
   } catch {
     payload = null;
   }
+  const rec = { payload, done: false };
   const got = self.__svcPush.received;
-  got.push(payload);
+  got.push(rec);
   if (got.length > 50) got.shift();
+  const handled = pushChain.then(() => onPush(payload));
+  pushChain = handled.catch(() => undefined);
   event.waitUntil(
-    onPush(payload).catch((err) => {
-      self.__svcPush.errors.push(String((err && err.message) || err));
-      throw err;
-    }),
+    handled.then(
+      () => {
+        rec.done = true;
+      },
+      (err) => {
+        rec.done = true;
+        self.__svcPush.errors.push(String((err && err.message) || err));
+        throw err;
+      },
+    ),
   );
 });
 
@@ -404,6 +418,6 @@ self.addEventListener("pushsubscriptionchange", (event) => {
 
 // For the browser tests (web/e2e/tests/push.test.mjs): the handlers the
 // events above call, so a test can run the click path on a shown
-// notification; the last payloads of this worker's push events, and why a
-// push showed nothing.
+// notification; the last push events of this worker (payload, and done once
+// handled), and why a push showed nothing.
 self.__svcPush = { onPush, onClick, received: [], errors: [] };

@@ -190,6 +190,11 @@ async function onClick(notification, action) {
   return { opened: true };
 }
 
+// Pushes are handled one after the other, in the order they came: a
+// "resolved" never looks for its notification while that notification is
+// still being shown (it would miss it, and leave it up).
+let pushChain = Promise.resolve();
+
 self.addEventListener("push", (event) => {
   let payload = null;
   try {
@@ -197,14 +202,23 @@ self.addEventListener("push", (event) => {
   } catch {
     payload = null;
   }
+  const rec = { payload, done: false };
   const got = self.__svcPush.received;
-  got.push(payload);
+  got.push(rec);
   if (got.length > 50) got.shift();
+  const handled = pushChain.then(() => onPush(payload));
+  pushChain = handled.catch(() => undefined);
   event.waitUntil(
-    onPush(payload).catch((err) => {
-      self.__svcPush.errors.push(String((err && err.message) || err));
-      throw err;
-    }),
+    handled.then(
+      () => {
+        rec.done = true;
+      },
+      (err) => {
+        rec.done = true;
+        self.__svcPush.errors.push(String((err && err.message) || err));
+        throw err;
+      },
+    ),
   );
 });
 
@@ -240,6 +254,6 @@ self.addEventListener("pushsubscriptionchange", (event) => {
 
 // For the browser tests (web/e2e/tests/push.test.mjs): the handlers the
 // events above call, so a test can run the click path on a shown
-// notification; the last payloads of this worker's push events, and why a
-// push showed nothing.
+// notification; the last push events of this worker (payload, and done once
+// handled), and why a push showed nothing.
 self.__svcPush = { onPush, onClick, received: [], errors: [] };

@@ -1,4 +1,4 @@
-import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/preact";
+import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/preact";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { Notifications } from "../panes/settings/Notifications";
 
@@ -132,7 +132,8 @@ describe("settings: Notifications", () => {
     expect(JSON.parse(String(calls.find((c) => c.path === "/api/push/test")!.init!.body))).toEqual({ id: "ps_1" });
     listed = [{ ...devices[0], last_success_at: new Date().toISOString(), last_error: null }];
     answer([200, { delivered: true, status: 201 }]);
-    await screen.findByText("The push service took the test for Pixel 8: it should show there within seconds.");
+    // The outcome shows under the device.
+    expect((await within(item).findByRole("status")).textContent).toBe("The push service took the test: it should show on the device within seconds.");
     await waitFor(() => expect(item.textContent).not.toContain("Last delivered: never"));
     expect(screen.getByRole("button", { name: "Send a test to Pixel 8" }).textContent).toBe("Send a test");
 
@@ -141,7 +142,8 @@ describe("settings: Notifications", () => {
     await waitFor(() => expect(calls.filter((c) => c.path === "/api/push/test").length).toBe(2));
     listed = [{ ...devices[0], last_error: "the push service refused the push: 400" }];
     answer([200, { delivered: false, status: 400, error: "the push service refused the push: 400" }]);
-    expect((await screen.findByRole("alert")).textContent).toBe("The test to Pixel 8 was not delivered: the push service refused the push: 400.");
+    expect((await within(item).findByRole("alert")).textContent).toBe("The test was not delivered: the push service refused the push: 400.");
+    expect(within(item).queryByRole("status")).toBeNull();
     await waitFor(() => expect(item.textContent).toContain("Last error: the push service refused the push: 400"));
 
     // Gone: the push service dropped it and so did the server; the list follows.
@@ -149,7 +151,8 @@ describe("settings: Notifications", () => {
     await waitFor(() => expect(calls.filter((c) => c.path === "/api/push/test").length).toBe(3));
     listed = [];
     answer([200, { delivered: false, status: 410, removed: true, error: "the push service says this subscription is gone (410): it was removed" }]);
-    expect((await screen.findByRole("alert")).textContent).toMatch(/^Pixel 8 was removed: the push service says this subscription is gone \(410\)/);
+    const devicesSection = screen.getByRole("region", { name: "Devices" });
+    expect((await within(devicesSection).findByRole("alert")).textContent).toMatch(/^Pixel 8 was removed: the push service says this subscription is gone \(410\)/);
     await screen.findByText("No device gets notifications yet.");
   });
 
@@ -166,7 +169,7 @@ describe("settings: Notifications", () => {
     vi.useFakeTimers({ shouldAdvanceTime: true });
     try {
       fireEvent.click(screen.getByRole("button", { name: "Send a test to Pixel 8" }));
-      await screen.findByText(/The test to Pixel 8 is still being tried/);
+      expect((await within(item).findByRole("status")).textContent).toMatch(/^The test is still being tried/);
       const reads = () => calls.filter((c) => c.path === "/api/push/subscriptions").length;
       const before = reads();
       await vi.advanceTimersByTimeAsync(2000);

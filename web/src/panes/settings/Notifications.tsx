@@ -90,6 +90,14 @@ export function Notifications() {
 
 type Msg = { tone: "ok" | "error"; text: string } | null;
 
+function Note({ msg }: { msg: NonNullable<Msg> }) {
+  return (
+    <p class={msg.tone === "ok" ? "ok" : "notice error"} role={msg.tone === "ok" ? "status" : "alert"}>
+      {msg.text}
+    </p>
+  );
+}
+
 function ThisDevice() {
   const unsupported = pushUnsupported();
   const list = useGet<{ subscriptions: PushDevice[] }>("/api/push/subscriptions");
@@ -103,6 +111,8 @@ function ThisDevice() {
   const [endpoint, setEndpoint] = useState<string | null>(null);
   const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
   const [testing, setTesting] = useState<Set<string>>(new Set());
+  // The last test's outcome: under its device (id), or in the list's head when the device went.
+  const [tested, setTested] = useState<(Msg & { id: string | null }) | null>(null);
   useEffect(() => {
     if (unsupported) return;
     navigator.serviceWorker.getRegistration().then(
@@ -164,6 +174,7 @@ function ThisDevice() {
 
   const remove = async (d: PushDevice) => {
     setMsg(null);
+    setTested(null);
     try {
       await del(`/api/push/subscriptions/${encodeURIComponent(d.id)}`).catch((e) => {
         if (!(e instanceof ApiError && e.status === 404)) throw e;
@@ -187,22 +198,25 @@ function ThisDevice() {
   // again until the device's record changes).
   const test = async (d: PushDevice) => {
     setMsg(null);
+    setTested(null);
     if (timer.current) clearTimeout(timer.current);
     setTesting((t) => new Set(t).add(d.id));
+    // The outcome shows under the device; a removed device's in the list's head.
+    const say = (tone: "ok" | "error", text: string, removed = false) => setTested({ id: removed ? null : d.id, tone, text });
     try {
       const r = await post<PushTestResult | PushTestQueued>("/api/push/test", { id: d.id });
       if ("queued" in r) {
-        setMsg({ tone: "ok", text: `The test to ${d.name} is still being tried (the push service is slow to answer): its outcome shows under the device.` });
+        say("ok", "The test is still being tried (the push service is slow to answer): its outcome shows here once known.");
         follow(d, Date.now() + 60000);
       } else if (r.delivered) {
-        setMsg({ tone: "ok", text: `The push service took the test for ${d.name}: it should show there within seconds.` });
+        say("ok", "The push service took the test: it should show on the device within seconds.");
       } else if (r.removed) {
-        setMsg({ tone: "error", text: `${d.name} was removed: ${r.error}. Enable notifications again on that device to get them there.` });
+        say("error", `${d.name} was removed: ${r.error}. Enable notifications again on that device to get them there.`, true);
       } else {
-        setMsg({ tone: "error", text: `The test to ${d.name} was not delivered: ${r.error}.` });
+        say("error", `The test was not delivered: ${r.error}.`);
       }
     } catch (e) {
-      setMsg({ tone: "error", text: `The test to ${d.name} could not be sent: ${errText(e)}` });
+      say("error", `The test could not be sent: ${errText(e)}`);
     } finally {
       setTesting((t) => {
         const n = new Set(t);
@@ -266,14 +280,11 @@ function ThisDevice() {
             <FieldError id="push-name-err" msg={nameErr} />
           </>
         )}
-        {msg && (
-          <p class={msg.tone === "ok" ? "ok" : "notice error"} role={msg.tone === "ok" ? "status" : "alert"}>
-            {msg.text}
-          </p>
-        )}
+        {msg && <Note msg={msg} />}
       </section>
       <section class="set-card" aria-label="Devices">
         <h3>Devices</h3>
+        {tested && tested.id === null && <Note msg={tested} />}
         {list.error ? (
           <p class="notice error" role="alert">
             The devices could not be read: {list.error}
@@ -303,6 +314,7 @@ function ThisDevice() {
                     Remove
                   </button>
                 </div>
+                {tested?.id === d.id && <Note msg={tested} />}
               </li>
             ))}
           </ul>
