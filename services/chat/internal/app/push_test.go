@@ -388,6 +388,30 @@ func TestPushRetries(t *testing.T) {
 	}
 }
 
+// A device whose push service fails (tried again 2, 4 and 8 s later) does
+// not hold back another device's push: the healthy device gets the
+// permission push while the failing one has had only its first try.
+func TestPushFailingDeviceDoesNotHoldBackOthers(t *testing.T) {
+	c := startPushChat(t, map[string]string{EnvPushRetry: "2s"})
+	ps := pushtest.New(t)
+	down, healthy := ps.Subscribe(), ps.Subscribe()
+	ps.Script(down, 502, 502, 502, 502)
+	c.mustSubscribe(down, "down") // listed first: it would be sent to first
+	c.mustSubscribe(healthy, "healthy")
+	w, _ := c.connect()
+	w.send(map[string]any{"type": "user_message", "content": "RUN_BASH"})
+	reqs := w.until("permission_request", isType("permission_request"))
+	at := func(sub *pushtest.Subscription) func(pushtest.Push) bool {
+		return func(p pushtest.Push) bool { return p.Endpoint == sub.Endpoint && p.JSON()["kind"] == "permission" }
+	}
+	ps.WaitN(1, permWait, at(healthy))
+	if n := len(ps.Match(at(down))); n > 1 {
+		t.Errorf("the failing device had %d tries before the healthy one got its push, want at most 1", n)
+	}
+	w.send(map[string]any{"type": "permission_response", "request_id": reqs[len(reqs)-1].str("request_id"), "behavior": "allow"})
+	w.until("result", isResult)
+}
+
 // A test push still being tried when the route's wait runs out: 202, and
 // the outcome reaches the device's record later.
 func TestPushTestStillTrying(t *testing.T) {

@@ -63,6 +63,10 @@ const (
 	// room's path.
 	hookTimeout = 2 * time.Second
 	queueLen    = 256
+	// laneLen bounds the pushes waiting for one device; a lane idle for
+	// laneIdle ends (the next push starts it again).
+	laneLen  = 64
+	laneIdle = time.Minute
 )
 
 // Runtime is what the Service asks of the sessions' runtime
@@ -114,6 +118,19 @@ type Service struct {
 	mu       sync.Mutex
 	watching map[any]watch // socket -> what it watches
 	nextW    uint64
+
+	// lanes: one goroutine per subscription with pushes to send, so that
+	// a device whose push service is slow or failing (tries and waits of
+	// up to a minute and a half) never holds back the others' pushes.
+	// Each lane sends its device's pushes in the order they were queued.
+	lanesMu sync.Mutex
+	lanes   map[string]chan laneJob
+	laneWG  sync.WaitGroup
+}
+
+type laneJob struct {
+	sub Sub
+	j   job
 }
 
 type watch struct{ session, member string }
@@ -162,7 +179,7 @@ func New(cfg Config) *Service {
 	}
 	return &Service{
 		cfg: cfg, tokens: newTokens(cfg.TokenKey), queue: make(chan job, queueLen), done: make(chan struct{}),
-		watching: map[any]watch{},
+		watching: map[any]watch{}, lanes: map[string]chan laneJob{},
 	}
 }
 
@@ -170,13 +187,14 @@ func (s *Service) key(parts ...string) string {
 	return s.cfg.Prefix + "chat:push:" + strings.Join(parts, ":")
 }
 
-// Run sends the queued pushes, one at a time, and renews the visibility
-// of this instance's sockets, until ctx ends; then it returns once the
-// push being sent is done.
+// Run hands the queued pushes to their devices' lanes, in order, and
+// renews the visibility of this instance's sockets, until ctx ends; then
+// it returns once the pushes being sent are done with.
 func (s *Service) Run(ctx context.Context) {
 	s.running.Store(true)
 	defer close(s.done)
 	defer s.cfg.Client.CloseIdleConnections()
+	defer s.laneWG.Wait()
 	defer s.running.Store(false)
 	renew := time.NewTicker(visibleTTL / 3)
 	defer renew.Stop()
@@ -438,7 +456,7 @@ func (s *Service) renewVisible(ctx context.Context) {
 	}
 }
 
-// send delivers j to its subscriptions, one after the other.
+// send hands j to the lane of each of its subscriptions.
 func (s *Service) send(ctx context.Context, j job) {
 	if j.only != "" {
 		sub, err := s.cfg.Subs.Get(ctx, j.only)
@@ -452,10 +470,7 @@ func (s *Service) send(ctx context.Context, j job) {
 			}
 			return
 		}
-		res := s.deliver(ctx, sub, j)
-		if j.done != nil {
-			j.done <- res
-		}
+		s.toLane(ctx, sub, j)
 		return
 	}
 	subs, err := s.cfg.Subs.List(ctx)
@@ -464,7 +479,59 @@ func (s *Service) send(ctx context.Context, j job) {
 		return
 	}
 	for _, sub := range subs {
-		s.deliver(ctx, sub, j)
+		s.toLane(ctx, sub, j)
+	}
+}
+
+// toLane queues j for sub on its lane, starting the lane if it has none.
+// The send happens under lanesMu, so a lane that ends when idle (under
+// the same lock, with nothing queued) never strands a push.
+func (s *Service) toLane(ctx context.Context, sub Sub, j job) {
+	s.lanesMu.Lock()
+	defer s.lanesMu.Unlock()
+	lane := s.lanes[sub.ID]
+	if lane == nil {
+		lane = make(chan laneJob, laneLen)
+		s.lanes[sub.ID] = lane
+		s.laneWG.Add(1)
+		go s.runLane(ctx, sub.ID, lane)
+	}
+	select {
+	case lane <- laneJob{sub: sub, j: j}:
+	default:
+		s.cfg.Log.ErrorContext(ctx, "push: too many pushes wait for this device: one is dropped", "subscription", sub.ID)
+		if j.done != nil {
+			j.done <- protocol.PushTestResult{Error: "too many pushes are waiting for this device"}
+		}
+	}
+}
+
+// runLane sends the pushes of one subscription, one at a time, until ctx
+// ends or it has been idle for laneIdle.
+func (s *Service) runLane(ctx context.Context, id string, lane chan laneJob) {
+	defer s.laneWG.Done()
+	idle := time.NewTimer(laneIdle)
+	defer idle.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case lj := <-lane:
+			res := s.deliver(ctx, lj.sub, lj.j)
+			if lj.j.done != nil {
+				lj.j.done <- res
+			}
+			idle.Reset(laneIdle)
+		case <-idle.C:
+			s.lanesMu.Lock()
+			if len(lane) == 0 {
+				delete(s.lanes, id)
+				s.lanesMu.Unlock()
+				return
+			}
+			s.lanesMu.Unlock()
+			idle.Reset(laneIdle)
+		}
 	}
 }
 
@@ -522,7 +589,11 @@ func (s *Service) deliver(ctx context.Context, sub Sub, j job) protocol.PushTest
 
 // post makes one try.
 func (s *Service) post(ctx context.Context, sub Sub, j job) (status int, retryAfter time.Duration, err error) {
-	resp, err := webpush.SendNotificationWithContext(ctx, j.payload, &webpush.Subscription{
+	// The library pads the message by appending to it: capped at its
+	// length, the shared payload is copied, never written (lanes send it
+	// at the same time).
+	msg := j.payload[:len(j.payload):len(j.payload)]
+	resp, err := webpush.SendNotificationWithContext(ctx, msg, &webpush.Subscription{
 		Endpoint: sub.Endpoint, Keys: webpush.Keys{P256dh: sub.P256dh, Auth: sub.Auth},
 	}, &webpush.Options{
 		HTTPClient: s.cfg.Client, Subscriber: strings.TrimPrefix(s.cfg.Subject, "mailto:"),
