@@ -1,6 +1,8 @@
 package app
 
 import (
+	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -233,6 +235,36 @@ func TestLoginThrottled(t *testing.T) {
 	}
 	if r.header.Get("Set-Cookie") != "" {
 		t.Error("a throttled login set a cookie")
+	}
+}
+
+// Failed attempts from different loopback addresses (any local process
+// can send from 127.0.0.2, 127.0.0.3, ...) count against one client.
+func TestLoginThrottleCountsLoopbackAsOneClient(t *testing.T) {
+	g := startGateway(t)
+	from := func(i int) *http.Client {
+		src := &net.TCPAddr{IP: net.IPv4(127, 0, 0, byte(2+i))}
+		return &http.Client{Transport: &http.Transport{DialContext: (&net.Dialer{LocalAddr: src}).DialContext}}
+	}
+	try := func(i int, password string) *http.Response {
+		t.Helper()
+		hr, _ := http.NewRequest(http.MethodPost, g.base+"/api/login", strings.NewReader(`{"password":"`+password+`"}`))
+		hr.Header.Set("Content-Type", "application/json")
+		resp, err := from(i).Do(hr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		return resp
+	}
+	for i := range 6 {
+		if resp := try(i, "wrong-guess"); resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("guess %d from 127.0.0.%d: %d, want 401", i+1, 2+i, resp.StatusCode)
+		}
+	}
+	if resp := try(6, testPassword); resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("after six failures from six loopback addresses, a seventh from another: %d, want 429", resp.StatusCode)
 	}
 }
 

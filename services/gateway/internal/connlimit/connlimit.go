@@ -2,7 +2,7 @@
 // open at once, so that one client cannot take every connection (and the
 // memory each holds) of the gateway. It works on the listener, before any
 // byte is read. IPv6 clients are counted by /64, as one host usually holds
-// a whole /64.
+// a whole /64, and every loopback address as one (Key).
 package connlimit
 
 import (
@@ -95,15 +95,32 @@ func clientKey(a net.Addr) (netip.Addr, bool) {
 	if !ok {
 		return netip.Addr{}, false
 	}
-	ip := tcp.AddrPort().Addr().Unmap()
-	if ip.Is6() {
-		p, err := ip.Prefix(64)
+	return Key(tcp.AddrPort().Addr())
+}
+
+// loopback is the key of every loopback address.
+var loopback = netip.AddrFrom4([4]byte{127, 0, 0, 1})
+
+// Key is the client an address counts as, here and for the login
+// throttle: an IPv4 address itself; an IPv6 address by its /64 (one host
+// usually holds a whole /64); and every loopback address (127.0.0.0/8,
+// ::1) as one, since any local process can send from any of them. ok is
+// false for an address with no key (the zero Addr).
+func Key(a netip.Addr) (key netip.Addr, ok bool) {
+	a = a.Unmap()
+	switch {
+	case !a.IsValid():
+		return netip.Addr{}, false
+	case a.IsLoopback():
+		return loopback, true
+	case a.Is6():
+		p, err := a.WithZone("").Prefix(64)
 		if err != nil {
 			return netip.Addr{}, false
 		}
 		return p.Addr(), true
 	}
-	return ip, true
+	return a, true
 }
 
 // conn releases its slot once, when closed.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/svc-code/svc-code/libs/protocol"
 	"github.com/svc-code/svc-code/libs/svchttp"
+	"github.com/svc-code/svc-code/services/gateway/internal/connlimit"
 	"github.com/svc-code/svc-code/services/gateway/internal/credential"
 	"github.com/svc-code/svc-code/services/gateway/internal/proxy"
 	"github.com/svc-code/svc-code/services/gateway/internal/throttle"
@@ -130,12 +131,11 @@ func (s *Server) loginOriginAllowed(c *fiber.Ctx) bool {
 	return s.originAllowed(c)
 }
 
-// clientKey is the throttle's key for a client address: the address
-// itself for IPv4, its /64 for IPv6 (one host usually holds a whole /64).
+// clientKey is the throttle's key for a client address: connlimit.Key's
+// (IPv4 address, IPv6 /64, every loopback address as one).
 func clientKey(a netip.Addr) string {
-	if a.Is6() && !a.Is4In6() {
-		p, _ := a.Prefix(64)
-		return p.String()
+	if k, ok := connlimit.Key(a); ok {
+		return k.String()
 	}
 	return a.String()
 }
