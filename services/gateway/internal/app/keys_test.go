@@ -106,18 +106,22 @@ func TestOtherInstanceAdoptsNewKeysAtOnce(t *testing.T) {
 	wantStatus(t, b.do(req{path: "/api/info", headers: bearer(tok)}), 200, "")
 
 	wantStatus(t, a.do(req{method: "POST", path: "/api/auth/revoke", body: `{"scope":"scripts"}`, headers: map[string]string{"Authorization": "Bearer " + tok, "Content-Type": "application/json"}}), 200, "")
+	// B refused the forged token even before it heard of the change (its
+	// epoch was still 0): wait until it takes the new token, then the
+	// forged one must still be refused.
 	forged := authtoken.APIToken(oldTokenKey, 1)
-	waitFor(t, time.Second, "instance B to refuse a token made with the old key", func() bool {
-		return b.do(req{path: "/api/info", headers: bearer(forged)}).status == 401
+	waitFor(t, time.Second, "instance B to take the new API token", func() bool {
+		return b.do(req{path: "/api/info", headers: bearer(a.token())}).status == 200
 	})
-	wantStatus(t, b.do(req{path: "/api/info", headers: bearer(a.token())}), 200, "")
+	wantStatus(t, b.do(req{path: "/api/info", headers: bearer(forged)}), 401, "unauthorized")
 
 	wantStatus(t, a.do(req{method: "POST", path: "/api/auth/revoke", body: `{"scope":"browsers"}`, headers: map[string]string{"Authorization": "Bearer " + a.token(), "Content-Type": "application/json"}}), 200, "")
 	forgedCk := forgedCookie(t, oldCookieSecret, 1)
-	waitFor(t, time.Second, "instance B to refuse a cookie made with the old secret", func() bool {
-		return b.do(req{path: "/api/info", headers: cookie(forgedCk, nil)}).status == 401
+	fresh := a.login()
+	waitFor(t, time.Second, "instance B to take a cookie of the new epoch", func() bool {
+		return b.do(req{path: "/api/info", headers: cookie(fresh, nil)}).status == 200
 	})
-	wantStatus(t, b.do(req{path: "/api/info", headers: cookie(a.login(), nil)}), 200, "")
+	wantStatus(t, b.do(req{path: "/api/info", headers: cookie(forgedCk, nil)}), 401, "unauthorized")
 }
 
 // TestPasswdTellsRunningGateways: `gateway passwd` replaces both keys and
