@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/golang-jwt/jwt/v5"
 )
 
 // testParams keeps argon2 cheap under -race; production uses DefaultParams.
@@ -159,3 +161,57 @@ func FuzzCheckCookie(f *testing.F) {
 		}
 	})
 }
+
+func TestCookieID(t *testing.T) {
+	secret, _ := NewSecret(32)
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	a, _ := SignCookie(secret, 0, now, time.Hour)
+	b, _ := SignCookie(secret, 0, now, time.Hour)
+	ca, err := VerifyCookie(secret, 0, a, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb, _ := VerifyCookie(secret, 0, b, now)
+	if ca.ID == "" || ca.ID == cb.ID {
+		t.Errorf("two cookies of the same second have ids %q and %q, want distinct", ca.ID, cb.ID)
+	}
+	if strings.HasPrefix(ca.ID, "sig:") {
+		t.Errorf("a new cookie is named by its signature (%q), want its jti", ca.ID)
+	}
+	if !ca.Expires.Equal(now.Add(time.Hour)) {
+		t.Errorf("expires = %v, want %v", ca.Expires, now.Add(time.Hour))
+	}
+	if _, err := VerifyCookie(secret, 1, a, now); !errors.Is(err, ErrStale) {
+		t.Errorf("old-epoch cookie: %v, want ErrStale", err)
+	}
+
+	// A cookie issued before cookies carried a jti is named by its
+	// signature, whatever base64 spelling of it is sent.
+	old, err := jwt.NewWithClaims(jwt.SigningMethodHS256, CookieClaims{RegisteredClaims: jwt.RegisteredClaims{
+		Issuer: cookieIssuer, Subject: "browser", IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(now.Add(time.Hour)),
+	}}).SignedString(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	co, err := VerifyCookie(secret, 0, old, now)
+	if err != nil {
+		t.Fatalf("a cookie without jti is refused: %v", err)
+	}
+	if !strings.HasPrefix(co.ID, "sig:") || len(co.ID) != len("sig:")+32 {
+		t.Errorf("id of a cookie without jti = %q, want sig:<32 hex>", co.ID)
+	}
+	// The last character of a 32-byte signature carries 2 unused bits:
+	// flip them and the same signature is spelt differently.
+	last := old[len(old)-1]
+	i := strings.IndexByte(b64url, last)
+	respelt := old[:len(old)-1] + string(b64url[i^1])
+	cr, err := VerifyCookie(secret, 0, respelt, now)
+	if err != nil {
+		t.Fatalf("the same signature spelt otherwise is refused: %v", err)
+	}
+	if respelt == old || cr.ID != co.ID {
+		t.Errorf("the same signature spelt otherwise has id %q, want %q", cr.ID, co.ID)
+	}
+}
+
+const b64url = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"

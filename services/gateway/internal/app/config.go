@@ -79,6 +79,7 @@ type Config struct {
 	Listener    net.Listener         // serve on this instead of Addr
 	HashParams  authtoken.HashParams // argon2id cost
 	Poll        time.Duration        // credential re-read interval
+	CookieTTL   time.Duration        // svc_auth lifetime (30 days)
 	PasswordOut io.Writer            // where a generated password is shown (stderr)
 	Limiter     *throttle.Limiter    // login throttle (throttle.New())
 	// PasswordOutFile, when set (SVC_PASSWORD_OUT), receives a generated first

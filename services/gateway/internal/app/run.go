@@ -43,12 +43,13 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	defer func() { _ = rdb.Close() }()
 
 	store, generated, err := credential.Open(ctx, credential.Options{
-		File:   configfile.New(cfg.ConfigPath),
-		Redis:  rdb,
-		Keys:   redisx.Keys{Prefix: cfg.RedisPrefix},
-		Log:    log,
-		Params: cfg.HashParams,
-		Poll:   cfg.Poll,
+		File:      configfile.New(cfg.ConfigPath),
+		Redis:     rdb,
+		Keys:      redisx.Keys{Prefix: cfg.RedisPrefix},
+		Log:       log,
+		Params:    cfg.HashParams,
+		Poll:      cfg.Poll,
+		CookieTTL: cfg.CookieTTL,
 	}, cfg.FirstPassword)
 	if err != nil {
 		return err

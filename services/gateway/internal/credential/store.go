@@ -8,6 +8,9 @@
 // change and poll as a fallback, because pub/sub may drop a message. The
 // config file is watched too, so a hand edit of bearer_epoch (or a
 // password rotated by the passwd command) takes effect without a restart.
+//
+// Signing out revokes one cookie: its id is recorded in Redis until the
+// cookie expires and held in memory by every instance (signout.go).
 package credential
 
 import (
@@ -56,12 +59,14 @@ const (
 func (k Kind) Ambient() bool { return k == KindCookie || k == KindTkn }
 
 // Identity is the outcome of a successful check. It remembers the epoch and
-// the id of the signing key it was checked against, so a long-lived
-// connection can be closed when either moves on.
+// the id of the signing key it was checked against, and for a cookie the
+// cookie's own id, so a long-lived connection can be closed when either
+// moves on or the cookie is signed out.
 type Identity struct {
-	Kind  Kind
-	Epoch int64
-	Gen   string
+	Kind   Kind
+	Epoch  int64
+	Gen    string
+	Cookie string
 }
 
 // Scope is what a revocation invalidates.
@@ -114,6 +119,7 @@ type Store struct {
 
 	mu  sync.RWMutex
 	cur secrets
+	out signedOut
 
 	writeMu   sync.Mutex // serialises this instance's config writes
 	listeners []func()
@@ -155,9 +161,13 @@ func Open(ctx context.Context, opts Options, firstPassword string) (*Store, stri
 		return nil, "", err
 	}
 	s.cur = sec
+	s.out = newSignedOut(sec.ids.Cookie)
 	s.fileStamp, _ = stampOf(opts.File.Path())
 	if err := s.syncRedis(ctx); err != nil {
 		opts.Log.WarnContext(ctx, "redis_epoch_sync_failed", "err", err)
+	}
+	if err := s.syncSignedOut(ctx); err != nil {
+		opts.Log.WarnContext(ctx, "redis_signed_out_sync_failed", "err", err)
 	}
 	return s, generated, nil
 }
@@ -363,15 +373,23 @@ func (s *Store) CheckToken(kind Kind, tok string) (Identity, error) {
 	return Identity{Kind: kind, Epoch: ep, Gen: gen}, nil
 }
 
-// CheckCookie verifies a svc_auth cookie value.
+// CheckCookie verifies a svc_auth cookie value, and that it was not
+// signed out (a lookup in memory).
 func (s *Store) CheckCookie(v string) (Identity, error) {
 	s.mu.RLock()
 	secret, ep, gen := s.cur.cookieSecret, s.cur.epochs.Cookie, s.cur.ids.Cookie
 	s.mu.RUnlock()
-	if err := authtoken.CheckCookie(secret, ep, v, s.opts.Now()); err != nil {
+	c, err := authtoken.VerifyCookie(secret, ep, v, s.opts.Now())
+	if err != nil {
 		return Identity{}, err
 	}
-	return Identity{Kind: KindCookie, Epoch: ep, Gen: gen}, nil
+	s.mu.RLock()
+	_, out := s.out.ids[c.ID]
+	s.mu.RUnlock()
+	if out {
+		return Identity{}, ErrSignedOut
+	}
+	return Identity{Kind: KindCookie, Epoch: ep, Gen: gen, Cookie: c.ID}, nil
 }
 
 // StillValid reports whether an identity checked earlier would pass now.
@@ -379,7 +397,8 @@ func (s *Store) StillValid(id Identity) bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if id.Kind == KindCookie {
-		return id.Gen == s.cur.ids.Cookie && id.Epoch == s.cur.epochs.Cookie
+		_, out := s.out.ids[id.Cookie]
+		return id.Gen == s.cur.ids.Cookie && id.Epoch == s.cur.epochs.Cookie && !out
 	}
 	return id.Gen == s.cur.ids.Token && id.Epoch == s.cur.epochs.Bearer
 }

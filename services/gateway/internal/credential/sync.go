@@ -134,17 +134,22 @@ func (s *Store) persist() {
 }
 
 // Run keeps the store current until ctx ends: it listens for epoch changes
-// published by other instances, polls Redis and the config file every
-// Poll as a fallback, and reloads on a rotated password.
+// and sign-outs published by other instances, polls Redis and the config
+// file every Poll as a fallback, and reloads on a rotated password.
 func (s *Store) Run(ctx context.Context) {
 	wake := make(chan struct{}, 1)
+	wakeOut := make(chan struct{}, 1)
 	if s.opts.Redis != nil {
 		sub := s.opts.Redis.Subscribe(ctx, s.channel())
 		defer func() { _ = sub.Close() }()
 		go func() {
-			for range sub.Channel() {
+			for m := range sub.Channel() {
+				ch := wake
+				if m.Payload == signedOutWake {
+					ch = wakeOut // a sign-out: nothing to re-read in the file
+				}
 				select {
-				case wake <- struct{}{}:
+				case ch <- struct{}{}:
 				default:
 				}
 			}
@@ -162,10 +167,14 @@ func (s *Store) Run(ctx context.Context) {
 			s.checkFile(ctx, true)
 		case <-t.C:
 			s.checkFile(ctx, false)
+		case <-wakeOut:
 		}
 		if s.opts.Redis != nil {
 			if err := s.syncRedis(ctx); err != nil && ctx.Err() == nil {
 				s.opts.Log.DebugContext(ctx, "redis_epoch_sync_failed", "err", err)
+			}
+			if err := s.syncSignedOut(ctx); err != nil && ctx.Err() == nil {
+				s.opts.Log.DebugContext(ctx, "redis_signed_out_sync_failed", "err", err)
 			}
 		}
 	}

@@ -148,9 +148,24 @@ func (s *Server) throttled(c *fiber.Ctx, form bool, next string, wait time.Durat
 	return &protocol.Error{Code: protocol.CodeTooManyAttempts, Message: "too many failed attempts; retry after " + retryAfter(wait) + " s"}
 }
 
-// logout clears the cookie. It needs no credential, so a browser with a
-// stale cookie can always get rid of it.
+// logout signs the request's cookie out and clears it. It needs no
+// credential, so a browser with a stale cookie can always get rid of it; a
+// cookie that verifies is revoked on every instance for the rest of its
+// life (credential.Store.SignOut), anything else records nothing. When
+// Redis cannot be written, the cookie is still cleared and refused here,
+// the record is retried, and the JSON answer says so.
 func (s *Server) logout(c *fiber.Ctx) error {
+	outcome := credential.SignOutNone
+	if v := c.Cookies(proxy.CookieName); v != "" {
+		var err error
+		outcome, err = s.d.Store.SignOut(c.UserContext(), v)
+		if err != nil {
+			s.d.Log.Warn("signed_out_cookie_not_in_redis", "err", err, "request_id", requestID(c))
+		}
+		if outcome != credential.SignOutNone {
+			s.d.Log.Info("cookie_signed_out", "outcome", string(outcome), "client", view(c).Client.String())
+		}
+	}
 	c.Cookie(&fiber.Cookie{
 		Name:     proxy.CookieName,
 		Value:    "",
@@ -164,7 +179,12 @@ func (s *Server) logout(c *fiber.Ctx) error {
 	if isForm(c) || strings.Contains(c.Get(fiber.HeaderAccept), "text/html") && !isJSON(c) {
 		return c.Redirect("/login", fiber.StatusSeeOther)
 	}
-	return c.JSON(fiber.Map{"ok": true})
+	answer := fiber.Map{"ok": true, "revoked": outcome == credential.SignOutRecorded}
+	if outcome == credential.SignOutPending {
+		answer["pending"] = true
+		answer["message"] = "the cookie is cleared and this server refuses it; Redis could not be reached, so the other gateway instances refuse it once Redis answers again (retried every sync)"
+	}
+	return c.JSON(answer)
 }
 
 // revoke bumps the epoch of one scope: browsers (every svc_auth cookie) or
