@@ -338,8 +338,8 @@ func (s *Service) TurnEnded(sessionID, turnID string, took time.Duration, costUS
 	s.enqueue(job{payload: b, ttl: TurnTTL, urgency: webpush.UrgencyNormal})
 }
 
-// ErrBusy: a test push could not be queued (the Service is not running,
-// or its queue is full).
+// ErrBusy is the error of a test push that could not be queued (the
+// Service is not running, or its queue is full).
 var ErrBusy = errors.New("the push queue is not taking pushes")
 
 // Test queues a test push to the subscription id and waits, until ctx
@@ -556,8 +556,10 @@ func (s *Service) deliver(ctx context.Context, sub Sub, j job) protocol.PushTest
 				log.ErrorContext(ctx, "push: delete the subscription", "err", err)
 			}
 			cancel()
-			return protocol.PushTestResult{Status: status, Removed: true,
-				Error: fmt.Sprintf("the push service says this subscription is gone (%d): it was removed", status)}
+			return protocol.PushTestResult{
+				Status: status, Removed: true,
+				Error: fmt.Sprintf("the push service says this subscription is gone (%d): it was removed", status),
+			}
 		case err != nil:
 			failure = "could not reach the push service: " + err.Error()
 		case status == http.StatusTooManyRequests || status >= 500:
