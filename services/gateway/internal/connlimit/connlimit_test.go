@@ -23,14 +23,17 @@ func TestRefusalIsWellFormed(t *testing.T) {
 	}
 }
 
-func TestCapPerClient(t *testing.T) {
+// capped listens on loopback with a cap of limit connections per client;
+// what it accepts goes to accepted.
+func capped(t *testing.T, limit int) (inner net.Listener, ln *Listener, accepted chan net.Conn) {
+	t.Helper()
 	inner, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln := Wrap(inner, 2).(*Listener)
-	defer ln.Close()
-	accepted := make(chan net.Conn, 10)
+	ln = Wrap(inner, limit).(*Listener)
+	t.Cleanup(func() { _ = ln.Close() })
+	accepted = make(chan net.Conn, 10)
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -41,6 +44,11 @@ func TestCapPerClient(t *testing.T) {
 			accepted <- c
 		}
 	}()
+	return inner, ln, accepted
+}
+
+func TestCapPerClient(t *testing.T) {
+	inner, ln, accepted := capped(t, 2)
 	dial := func() net.Conn {
 		c, err := net.Dial("tcp", inner.Addr().String())
 		if err != nil {
@@ -105,23 +113,7 @@ func TestKey(t *testing.T) {
 // Every loopback address counts as one client: a local process cannot
 // get round the cap by sending from 127.0.0.2, 127.0.0.3, ...
 func TestLoopbackAddressesShareTheCap(t *testing.T) {
-	inner, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln := Wrap(inner, 2).(*Listener)
-	defer ln.Close()
-	accepted := make(chan net.Conn, 10)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				close(accepted)
-				return
-			}
-			accepted <- c
-		}
-	}()
+	inner, ln, accepted := capped(t, 2)
 	dialFrom := func(src string) net.Conn {
 		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}}
 		c, err := d.Dial("tcp", inner.Addr().String())
