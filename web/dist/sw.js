@@ -174,9 +174,9 @@ function answerFailure(status, body, decision) {
 }
 
 
-const VERSION = "5ae7c3750dc3";
+const VERSION = "d2812ec524a7";
 const CACHE = "svc-code-shell-" + VERSION;
-const ASSETS = ["/assets/index-C6T9Td8J.js","/assets/index-CM_ZBBpe.css"];
+const ASSETS = ["/assets/index-Bbvw3hVU.js","/assets/index-CM_ZBBpe.css"];
 const SHELL = ["/", "/static/css/login.css", "/manifest.json", "/instance-icons/default.svg", "/instance-icons/icon-192.png", "/instance-icons/icon-512.png"];
 
 self.addEventListener("install", (event) => {

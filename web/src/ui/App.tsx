@@ -4,7 +4,7 @@
 
 import { signal } from "@preact/signals";
 import { useEffect, useState } from "preact/hooks";
-import { post } from "../lib/api";
+import { signOut } from "../lib/signout";
 import { baseName } from "../lib/format";
 import { paletteKey } from "../lib/shortcuts";
 import { drawerOpen, helpOpen, inboxOpen, navigate, paletteOpen, pendingAll, pendingCount, route, sessions, theme } from "../state/app";
@@ -122,7 +122,7 @@ function TopBar() {
         <option value="light">Light</option>
         <option value="dark">Dark</option>
       </select>
-      <form method="post" action="/api/logout" class="logout" onSubmit={(e) => (e.preventDefault(), post("/api/logout").finally(() => location.assign("/login")))}>
+      <form method="post" action="/api/logout" class="logout" onSubmit={(e) => (e.preventDefault(), void signOut())}>
         <button type="submit" class="mini">
           Sign out
         </button>

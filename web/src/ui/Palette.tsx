@@ -6,6 +6,7 @@
 import { Fragment } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { post, q } from "../lib/api";
+import { signOut } from "../lib/signout";
 import { GLOBAL_PANES, helpOpen, lastSession, navigate, PANE_LABELS, panePath, paletteOpen, route, SESSION_PANES, sessions, theme, type PaneName } from "../state/app";
 import { filterEntries, type PaletteEntry } from "./paletteFilter";
 import "./palette.css";
@@ -78,7 +79,7 @@ function entries(): Entry[] {
     kind: "action",
     label: "Sign out",
     keywords: "logout log out",
-    run: () => void post("/api/logout").finally(() => location.assign("/login")),
+    run: () => void signOut(),
   });
   return list;
 }

@@ -269,6 +269,30 @@ func TestLoginThrottleCountsLoopbackAsOneClient(t *testing.T) {
 	}
 }
 
+// A form sign-out lands on the sign-in page, which says the browser is
+// signed out (or that the record is pending, when Redis could not take it).
+func TestSignInPageAfterSignOut(t *testing.T) {
+	g := startGateway(t)
+	r := g.do(req{method: "POST", path: "/api/logout", headers: cookie(g.login(), map[string]string{
+		"Content-Type": "application/x-www-form-urlencoded", "Origin": g.origin,
+	})})
+	if r.status != http.StatusSeeOther || r.header.Get("Location") != "/login?signed_out=1" {
+		t.Fatalf("form logout: %d to %q, want 303 to /login?signed_out=1", r.status, r.header.Get("Location"))
+	}
+	for query, want := range map[string]string{
+		"?signed_out=1":       "You are signed out. A copy of this browser&#39;s cookie no longer works.",
+		"?signed_out=pending": "The sign-out could not be recorded in Redis yet",
+	} {
+		page := g.do(req{path: "/login" + query})
+		if page.status != 200 || !strings.Contains(page.body, `role="status"`) || !strings.Contains(page.body, want) {
+			t.Errorf("/login%s: %d, the notice %q missing:\n%s", query, page.status, want, page.body)
+		}
+	}
+	if page := g.do(req{path: "/login"}); strings.Contains(page.body, `role="status"`) {
+		t.Error("the plain sign-in page shows a sign-out notice")
+	}
+}
+
 func TestLogoutClearsCookie(t *testing.T) {
 	g := startGateway(t)
 	r := g.do(req{method: "POST", path: "/api/logout", headers: cookie(g.login(), nil)})

@@ -18,9 +18,16 @@ import (
 const maxPasswordLen = 1024
 
 type loginView struct {
-	Next  string
-	Error string
+	Next   string
+	Error  string
+	Notice string
 }
+
+// Notices of the sign-in page after a sign-out (?signed_out=).
+const (
+	signedOutNotice        = "You are signed out. A copy of this browser's cookie no longer works."
+	signedOutPendingNotice = "You are signed out in this browser, and this server refuses its cookie. The sign-out could not be recorded in Redis yet: the other gateway instances refuse the cookie once Redis answers again."
+)
 
 func (s *Server) renderLogin(c *fiber.Ctx, status int, v loginView) error {
 	c.Status(status)
@@ -39,6 +46,13 @@ func (s *Server) loginPage(c *fiber.Ctx) error {
 		v.Error = "Too many attempts. Wait a little and try again."
 	default:
 		v.Error = "Wrong password."
+	}
+	switch c.Query("signed_out") {
+	case "":
+	case "pending":
+		v.Notice = signedOutPendingNotice
+	default:
+		v.Notice = signedOutNotice
 	}
 	return s.renderLogin(c, fiber.StatusOK, v)
 }
@@ -177,7 +191,10 @@ func (s *Server) logout(c *fiber.Ctx) error {
 		SameSite: fiber.CookieSameSiteLaxMode,
 	})
 	if isForm(c) || strings.Contains(c.Get(fiber.HeaderAccept), "text/html") && !isJSON(c) {
-		return c.Redirect("/login", fiber.StatusSeeOther)
+		if outcome == credential.SignOutPending {
+			return c.Redirect("/login?signed_out=pending", fiber.StatusSeeOther)
+		}
+		return c.Redirect("/login?signed_out=1", fiber.StatusSeeOther)
 	}
 	answer := fiber.Map{"ok": true, "revoked": outcome == credential.SignOutRecorded}
 	if outcome == credential.SignOutPending {

@@ -51,6 +51,8 @@ e2e('sign out: the cookie is revoked on the server (a copy taken before gets 401
 
   await page.getByRole('button', { name: 'Sign out', exact: true }).click();
   await page.waitForURL((u) => u.pathname.startsWith('/login'), { timeout: STEP_MS });
+  await waitText(page.getByRole('status'), /You are signed out\. A copy of this browser's cookie no longer works\./);
+  await screenshots(page, 'signed-out');
   assert.equal((await context.cookies()).filter((c) => c.name === 'svc_auth' && c.value !== '').length, 0, 'the browser dropped its cookie');
   assert.equal(await info(copy), 401, 'the copy taken before signing out is refused');
   assert.equal(await info(/** @type {string} */ (otherCookie)), 200, 'the other browser stays signed in');
