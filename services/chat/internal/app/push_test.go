@@ -104,10 +104,15 @@ func TestPushPermissionAnswer(t *testing.T) {
 	if p.VAPIDKey != key.str("public_key") {
 		t.Errorf("pushed with VAPID key %q, GET /api/push/key says %q", p.VAPIDKey, key.str("public_key"))
 	}
-	if p.Urgency != "high" || p.TTL <= 0 || p.TTL > 3600 || p.Topic == "" {
-		t.Errorf("urgency %q, TTL %d, topic %q: want high, 1..3600, a topic", p.Urgency, p.TTL, p.Topic)
+	if p.Urgency != "high" || p.TTL != 86400 || p.Topic == "" {
+		t.Errorf("urgency %q, TTL %d, topic %q: want high, 86400 (a day), a topic", p.Urgency, p.TTL, p.Topic)
 	}
 	body := p.JSON()
+	// The token answers for a day (a request left waiting overnight).
+	expiresAt, _ := body["expires_at"].(string)
+	if exp, err := time.Parse(time.RFC3339, expiresAt); err != nil || time.Until(exp) < 23*time.Hour+59*time.Minute || time.Until(exp) > 24*time.Hour+time.Minute {
+		t.Errorf("expires_at %v (%v): want a day ahead", body["expires_at"], err)
+	}
 	if body["session_id"] != id || body["request_id"] != rid || body["tool_name"] != "Bash" ||
 		body["url"] != "/s/"+id+"?perm="+rid || body["input_truncated"] == true || body["pending"] != float64(1) {
 		t.Errorf("payload = %s", p.Payload)

@@ -41,10 +41,16 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultSubject       = "mailto:svc-code@localhost"
-	DefaultAttempts      = 4
-	DefaultRetryBase     = time.Second
-	DefaultPermissionTTL = time.Hour
+	DefaultSubject   = "mailto:svc-code@localhost"
+	DefaultAttempts  = 4
+	DefaultRetryBase = time.Second
+	// DefaultPermissionTTL is the life of a permission push: its answer
+	// token's, the push service's TTL for an offline device, and the
+	// record that makes the request's "resolved" push follow. A day, so
+	// that a request left waiting overnight is still answered from the
+	// notification in the morning, and a request answered hours later in
+	// the app still closes the notification on the phone.
+	DefaultPermissionTTL = 24 * time.Hour
 	// DefaultTestWait is how long POST /api/push/test waits for the
 	// outcome of its push before it answers 202.
 	DefaultTestWait = 10 * time.Second
