@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/svc-code/svc-code/libs/cutproxy"
 	"github.com/svc-code/svc-code/libs/envconf"
 	"github.com/svc-code/svc-code/libs/internalauth"
 	"github.com/svc-code/svc-code/libs/pgmigrate/pgmigratetest"
@@ -135,11 +136,11 @@ func testHealthDegraded(t *testing.T, s Service) {
 	for _, dep := range deps {
 		t.Run(dep.check, func(t *testing.T) {
 			env := testEnv(t, s)
-			proxy, proxied := proxyFor(t, env[dep.envVar], dep.defaultPort)
+			proxy, proxied := cutproxy.ForURL(t, env[dep.envVar], dep.defaultPort)
 			env[dep.envVar] = proxied
 			inst := mustStart(t, s, env)
 
-			proxy.Close()
+			proxy.Cut()
 			got, err := get(inst.base+svchttp.HealthPath(s.Name), testSecret)
 			if err != nil {
 				t.Fatal(err)

@@ -2,115 +2,13 @@ package app
 
 import (
 	"context"
-	"errors"
-	"io"
-	"net"
-	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/svc-code/svc-code/libs/cutproxy"
 	"github.com/svc-code/svc-code/libs/pgmigrate/pgmigratetest"
 )
-
-// redisProxy forwards TCP connections to the test Redis; cut ends every
-// connection and refuses (accepts and closes) new ones until heal, as a
-// Redis restart or a network cut does for one instance.
-type redisProxy struct {
-	t      *testing.T
-	ln     net.Listener
-	target string
-	mu     sync.Mutex
-	down   bool
-	conns  map[net.Conn]bool
-	wg     sync.WaitGroup
-}
-
-func newRedisProxy(t *testing.T) *redisProxy {
-	t.Helper()
-	u, err := url.Parse(testRedisURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &redisProxy{t: t, ln: ln, target: u.Host, conns: map[net.Conn]bool{}}
-	p.wg.Add(1)
-	go p.accept()
-	t.Cleanup(func() {
-		_ = ln.Close()
-		p.cut()
-		p.wg.Wait()
-	})
-	return p
-}
-
-// url is the Redis URL that goes through the proxy.
-func (p *redisProxy) url() string {
-	u, _ := url.Parse(testRedisURL())
-	u.Host = p.ln.Addr().String()
-	return u.String()
-}
-
-func (p *redisProxy) accept() {
-	defer p.wg.Done()
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		p.mu.Lock()
-		if p.down {
-			p.mu.Unlock()
-			_ = c.Close()
-			continue
-		}
-		up, err := (&net.Dialer{Timeout: time.Second}).Dial("tcp", p.target)
-		if err != nil {
-			p.mu.Unlock()
-			_ = c.Close()
-			continue
-		}
-		p.conns[c], p.conns[up] = true, true
-		p.mu.Unlock()
-		p.wg.Add(2)
-		go p.pipe(c, up)
-		go p.pipe(up, c)
-	}
-}
-
-func (p *redisProxy) pipe(dst, src net.Conn) {
-	defer p.wg.Done()
-	_, err := io.Copy(dst, src)
-	if err != nil && !errors.Is(err, net.ErrClosed) {
-		p.t.Logf("redis proxy: %v", err)
-	}
-	_ = dst.Close()
-	_ = src.Close()
-	p.mu.Lock()
-	delete(p.conns, dst)
-	delete(p.conns, src)
-	p.mu.Unlock()
-}
-
-// cut closes every proxied connection and refuses new ones until heal.
-func (p *redisProxy) cut() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.down = true
-	for c := range p.conns {
-		_ = c.Close()
-	}
-}
-
-func (p *redisProxy) heal() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.down = false
-}
 
 // TestChatMultiPublishOutage: the owner loses Redis for longer than the
 // client's own retries while its agent asks a permission; once Redis is
@@ -118,8 +16,8 @@ func (p *redisProxy) heal() {
 // a publish that failed is sent again, in order, not dropped.
 func TestChatMultiPublishOutage(t *testing.T) {
 	db := pgmigratetest.MustSchema(t)
-	proxy := newRedisProxy(t)
-	a := startInstance(t, db, map[string]string{EnvOwnerTTL: "6s", "REDIS_URL": proxy.url()}, notFound, nil, nil)
+	proxy, viaProxy := cutproxy.ForURL(t, testRedisURL(), "6379")
+	a := startInstance(t, db, map[string]string{EnvOwnerTTL: "6s", "REDIS_URL": viaProxy}, notFound, nil, nil)
 	b := startInstance(t, db, map[string]string{EnvOwnerTTL: "6s"}, notFound, nil, nil)
 	a.do("PUT", "/api/app/provider-path/claude", `{"path":`+quote(fake(t))+`}`).want(t, 200, "")
 	wa, conn := a.connect()
@@ -128,13 +26,13 @@ func TestChatMultiPublishOutage(t *testing.T) {
 	wa.until("result", isResult) // a owns the session now
 	wb, _ := b.join(id, -1)
 
-	proxy.cut()
+	proxy.Cut()
 	wa.send(map[string]any{"type": "user_message", "content": "RUN_BASH"})
 	req := wa.until("permission_request", isType("permission_request"))
 	rid := req[len(req)-1].str("request_id")
 	// The outage lasts past go-redis's own retries (a few tens of ms).
 	time.Sleep(time.Second)
-	proxy.heal()
+	proxy.Heal()
 
 	breq := wb.until("permission_request", isType("permission_request"))
 	if got := breq[len(breq)-1].str("request_id"); got != rid {
@@ -173,9 +71,9 @@ func TestChatMultiPublishOutage(t *testing.T) {
 // session goes on with one process.
 func TestChatMultiOwnerCutOff(t *testing.T) {
 	db := pgmigratetest.MustSchema(t)
-	proxy := newRedisProxy(t)
+	proxy, viaProxy := cutproxy.ForURL(t, testRedisURL(), "6379")
 	extra := map[string]string{EnvOwnerTTL: "1500ms"}
-	a := startInstance(t, db, map[string]string{EnvOwnerTTL: "1500ms", "REDIS_URL": proxy.url()}, notFound, nil, nil)
+	a := startInstance(t, db, map[string]string{EnvOwnerTTL: "1500ms", "REDIS_URL": viaProxy}, notFound, nil, nil)
 	b := startInstance(t, db, extra, notFound, nil, nil)
 	a.do("PUT", "/api/app/provider-path/claude", `{"path":`+quote(fake(t))+`}`).want(t, 200, "")
 	wa, conn := a.connect()
@@ -192,7 +90,7 @@ func TestChatMultiOwnerCutOff(t *testing.T) {
 		t.Fatal("no owner after the first turn")
 	}
 
-	proxy.cut()
+	proxy.Cut()
 	ended := wa.until("session_ended", isType("session_ended"))
 	if owner := rdb.Get(ctx, ownerKey).Val(); owner != ownerA && owner != "" {
 		t.Errorf("A ended its process after %q took the session over: two processes ran it", owner)
@@ -200,7 +98,7 @@ func TestChatMultiOwnerCutOff(t *testing.T) {
 	if f := ended[len(ended)-1]; f.str("cause") != "closed" {
 		t.Errorf("session_ended on A = %v", f)
 	}
-	proxy.heal()
+	proxy.Heal()
 
 	// The session goes on with one owner (B, or A taking its claim back
 	// when B's command reaches it first), the frames reaching both.
@@ -235,16 +133,16 @@ func TestChatMultiOwnerCutOff(t *testing.T) {
 // from the perm hash (and the log's lines it missed), once.
 func TestChatMultiResubscribePending(t *testing.T) {
 	db := pgmigratetest.MustSchema(t)
-	proxy := newRedisProxy(t)
+	proxy, viaProxy := cutproxy.ForURL(t, testRedisURL(), "6379")
 	a := startInstance(t, db, map[string]string{EnvOwnerTTL: "6s"}, notFound, nil, nil)
-	b := startInstance(t, db, map[string]string{EnvOwnerTTL: "6s", "REDIS_URL": proxy.url()}, notFound, nil, nil)
+	b := startInstance(t, db, map[string]string{EnvOwnerTTL: "6s", "REDIS_URL": viaProxy}, notFound, nil, nil)
 	a.do("PUT", "/api/app/provider-path/claude", `{"path":`+quote(fake(t))+`}`).want(t, 200, "")
 	wa, conn := a.connect()
 	id := conn.str("session_id")
 	wb, _ := b.join(id, -1)
 
 	rdb := newTestRedis(t)
-	proxy.cut()
+	proxy.Cut()
 	wa.send(map[string]any{"type": "user_message", "content": "RUN_BASH"})
 	req := wa.until("permission_request", isType("permission_request"))
 	rid := req[len(req)-1].str("request_id")
@@ -256,7 +154,7 @@ func TestChatMultiResubscribePending(t *testing.T) {
 			t.Fatal("the request never reached the perm hash")
 		}
 	}
-	proxy.heal()
+	proxy.Heal()
 
 	seen := wb.until("permission_request", isType("permission_request"))
 	if got := seen[len(seen)-1].str("request_id"); got != rid {

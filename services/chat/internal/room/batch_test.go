@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
 	"net/url"
 	"sync"
 	"testing"
@@ -15,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/svc-code/svc-code/libs/cutproxy"
 	"github.com/svc-code/svc-code/services/chat/internal/agent"
 	"github.com/svc-code/svc-code/services/chat/internal/store"
 	"github.com/svc-code/svc-code/services/chat/internal/store/storetest"
@@ -98,79 +97,6 @@ func TestAppenderBadMessage(t *testing.T) {
 	}
 }
 
-// tcpProxy forwards connections to target; while cut it closes them all
-// and refuses new ones.
-type tcpProxy struct {
-	ln     net.Listener
-	target string
-	mu     sync.Mutex
-	down   bool
-	conns  map[net.Conn]bool
-}
-
-func newTCPProxy(t *testing.T, target string) *tcpProxy {
-	t.Helper()
-	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &tcpProxy{ln: ln, target: target, conns: map[net.Conn]bool{}}
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			p.mu.Lock()
-			up, err := net.Dial("tcp", target)
-			if p.down || err != nil {
-				p.mu.Unlock()
-				_ = c.Close()
-				if up != nil {
-					_ = up.Close()
-				}
-				continue
-			}
-			p.conns[c], p.conns[up] = true, true
-			p.mu.Unlock()
-			wg.Add(2)
-			for _, pair := range [][2]net.Conn{{c, up}, {up, c}} {
-				go func() {
-					defer wg.Done()
-					_, _ = io.Copy(pair[0], pair[1])
-					_ = pair[0].Close()
-					_ = pair[1].Close()
-				}()
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		_ = ln.Close()
-		p.cut()
-		wg.Wait()
-	})
-	return p
-}
-
-func (p *tcpProxy) cut() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.down = true
-	for c := range p.conns {
-		_ = c.Close()
-	}
-	p.conns = map[net.Conn]bool{}
-}
-
-func (p *tcpProxy) heal() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.down = false
-}
-
 // TestAppenderPostgresOutage: while PostgreSQL cannot be reached, appends
 // wait and go through once it is back, in order, rather than fail (an
 // agent's messages would be missing from the log for good).
@@ -186,8 +112,8 @@ func TestAppenderPostgresOutage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy := newTCPProxy(t, u.Host)
-	u.Host = proxy.ln.Addr().String()
+	proxy := cutproxy.New(t, u.Host)
+	u.Host = proxy.Addr()
 	db, err := pgxpool.New(ctx, u.String())
 	if err != nil {
 		t.Fatal(err)
@@ -199,7 +125,7 @@ func TestAppenderPostgresOutage(t *testing.T) {
 	if _, err := a.append(sess.ID, store.KindAgent, json.RawMessage(`{"n":1}`)); err != nil {
 		t.Fatal(err)
 	}
-	proxy.cut()
+	proxy.Cut()
 	// The pool's connections are gone too (as after a restart, once the
 	// pool noticed): a batch on a connection that dies while its results
 	// are read is not tried again, as it may have been committed.
@@ -213,7 +139,7 @@ func TestAppenderPostgresOutage(t *testing.T) {
 		t.Fatalf("appended while PostgreSQL was unreachable: %+v (%v)", res, res[0].err)
 	case <-time.After(300 * time.Millisecond): // the outage
 	}
-	proxy.heal()
+	proxy.Heal()
 	res := <-done
 	bg.Wait()
 	for i, r := range res {

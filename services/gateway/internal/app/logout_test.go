@@ -2,11 +2,8 @@ package app
 
 import (
 	"context"
-	"io"
-	"net"
 	"net/http"
 	"net/url"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/svc-code/svc-code/libs/authtoken"
+	"github.com/svc-code/svc-code/libs/cutproxy"
 	"github.com/svc-code/svc-code/libs/redisx"
 )
 
@@ -199,12 +197,12 @@ func TestSignedOutRecordExpires(t *testing.T) {
 // others do not yet, and the record reaches Redis (and so the other
 // instances) once it is back.
 func TestLogoutWithRedisDown(t *testing.T) {
-	cut := newCutProxy(t, redisURL())
-	a := startGateway(t, withRedisURL(cut.url))
+	cut, viaCut := cutproxy.ForURL(t, redisURL(), "6379")
+	a := startGateway(t, withRedisURL(viaCut))
 	b := startGateway(t, withConfigPath(a.cfgPath), withPrefix(a.prefix))
 	ck, other := a.login(), a.login()
 
-	cut.set(true)
+	cut.Cut()
 	got := a.logout(t, ck)
 	if got["revoked"] != false || got["pending"] != true || got["message"] == nil {
 		t.Errorf("logout answer with Redis down = %v, want revoked false, pending true and a message", got)
@@ -214,97 +212,9 @@ func TestLogoutWithRedisDown(t *testing.T) {
 	// What the answer admits: B has not heard of it.
 	wantStatus(t, b.do(req{path: "/api/info", headers: cookie(ck, nil)}), 200, "")
 
-	cut.set(false)
+	cut.Heal()
 	waitFor(t, 10*time.Second, "instance B to refuse the cookie once Redis is back", func() bool {
 		return b.do(req{path: "/api/info", headers: cookie(ck, nil)}).status == 401
 	})
 	wantStatus(t, b.do(req{path: "/api/info", headers: cookie(other, nil)}), 200, "")
-}
-
-// cutProxy forwards TCP to Redis until it is cut: then every connection is
-// closed and new ones are refused, as when Redis is down.
-type cutProxy struct {
-	url    string
-	ln     net.Listener
-	target string
-	mu     sync.Mutex
-	down   bool
-	conns  map[net.Conn]bool
-	wg     sync.WaitGroup
-}
-
-func newCutProxy(t *testing.T, redisURL string) *cutProxy {
-	t.Helper()
-	u, err := url.Parse(redisURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &cutProxy{ln: ln, target: u.Host, conns: map[net.Conn]bool{}}
-	u.Host = ln.Addr().String()
-	p.url = u.String()
-	p.wg.Add(1)
-	go p.accept()
-	t.Cleanup(func() {
-		_ = ln.Close()
-		p.set(true)
-		p.wg.Wait()
-	})
-	return p
-}
-
-func (p *cutProxy) set(down bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.down = down
-	if down {
-		for c := range p.conns {
-			_ = c.Close()
-		}
-	}
-}
-
-func (p *cutProxy) track(c net.Conn) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.down {
-		_ = c.Close()
-		return false
-	}
-	p.conns[c] = true
-	return true
-}
-
-func (p *cutProxy) accept() {
-	defer p.wg.Done()
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		if !p.track(c) {
-			continue
-		}
-		r, err := net.Dial("tcp", p.target)
-		if err != nil || !p.track(r) {
-			_ = c.Close()
-			continue
-		}
-		p.wg.Add(2)
-		pipe := func(dst, src net.Conn) {
-			defer p.wg.Done()
-			_, _ = io.Copy(dst, src)
-			_ = dst.Close()
-			_ = src.Close()
-			p.mu.Lock()
-			delete(p.conns, dst)
-			delete(p.conns, src)
-			p.mu.Unlock()
-		}
-		go pipe(r, c)
-		go pipe(c, r)
-	}
 }
