@@ -430,7 +430,8 @@ func TestPushTestStillTrying(t *testing.T) {
 	if got.body["queued"] != true {
 		t.Errorf("202 body %s, want queued", got.raw)
 	}
-	if n := len(ps.Pushes()); n > 1 {
+	// Tries go 0, 0.3, 0.9 and 2.1 s in: the 202 came while some were left.
+	if n := len(ps.Pushes()); n >= push.DefaultAttempts {
 		t.Errorf("%d tries before the 202, want the route to answer while they go on", n)
 	}
 	c.waitSubs("the error recorded after the last try", func(s []map[string]any) bool {
